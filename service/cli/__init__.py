@@ -1,0 +1,1 @@
+"""The `benchwatch` command line (typer)."""

@@ -1,0 +1,65 @@
+"""`benchwatch db upgrade`, `ingest` and `status`."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from service.cli.context import STATE, handles_errors
+from service.schedule.ingest_pass import ingest_source
+from service.store.db import current_revision
+from service.store.status import store_status
+
+db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+@db_app.command("upgrade")
+@handles_errors
+def db_upgrade() -> None:
+    """Apply every pending Alembic migration (every command also does this on start)."""
+    store = STATE.store()
+    typer.echo(f"schema at revision {current_revision(store.engine)}")
+
+
+@handles_errors
+def ingest(
+    dashboard: Optional[str] = typer.Option(None, "--dashboard", help="URL or file of dashboard-data.json"),
+    pretuned: Optional[str] = typer.Option(None, "--pretuned", help="URL or file of pretuned-dashboard-data.json"),
+) -> None:
+    """Fetch both documents (or the ones named) and store the runs not seen yet."""
+    settings = STATE.settings()
+    if dashboard is None and pretuned is None:
+        dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
+    store = STATE.store()
+    for source, location in (("dashboard", dashboard), ("pretuned", pretuned)):
+        if location:
+            typer.echo(ingest_source(store, settings, source, location).line())
+
+
+@handles_errors
+def status(
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """Counts of what is stored and when each source was last ingested."""
+    store = STATE.store()
+    with store.session() as session:
+        counts = store_status(session)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(counts, sort_keys=True))
+        return
+    table = Table(title="benchwatch store")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for key, value in counts.items():
+        table.add_row(key, "-" if value is None else str(value))
+    Console().print(table)

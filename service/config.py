@@ -1,0 +1,153 @@
+"""Settings: `config/default.toml`, then an optional `--config` file, then `BENCHWATCH_*` env vars.
+
+Env names are ``BENCHWATCH_<SECTION>_<KEY>`` (split once, so ``BENCHWATCH_SLACK_API_URL`` is
+``slack.api_url``). Secrets are ``SecretStr`` so they never print in logs or pages.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from service.errors import BenchwatchError
+
+
+def project_root() -> Path:
+    """The checkout (or image folder) holding `config/` and `migrations/`."""
+    env = os.environ.get("BENCHWATCH_HOME")
+    return Path(env) if env else Path(__file__).resolve().parent.parent
+
+
+DEFAULT_CONFIG = project_root() / "config" / "default.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatabaseSettings(_Section):
+    url: str = "sqlite:///var/benchwatch.db"
+
+
+class SourcesSettings(_Section):
+    dashboard: str = "https://helionlang.com/dashboard/dashboard-data.json"
+    pretuned: str = "https://helionlang.com/dashboard/pretuned-dashboard-data.json"
+
+
+class FetchSettings(_Section):
+    timeout_s: float = Field(30.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    backoff_s: float = Field(1.0, ge=0)
+    max_bytes: int = Field(200_000_000, gt=0)
+
+
+class HelionSettings(_Section):
+    repo: str = ""  # local clone of pytorch/helion; "" = none (culprit search reports it)
+    remote: str = "origin"  # fetched before detection when the clone has it; "" = never fetch
+    github_url: str = "https://github.com/pytorch/helion"
+    max_window_commits: int = Field(500, gt=0)
+
+
+class SlackSettings(_Section):
+    token: SecretStr = SecretStr("")
+    channel: str = ""
+    api_url: str = ""  # overrides slack-sdk's base_url (tests point it at a local stand-in)
+
+
+class NotifySettings(_Section):
+    max_age_days: int = Field(3, ge=0)
+    digest_enabled: bool = False
+    digest_cron: str = "0 14 * * *"
+
+
+class ScheduleSettings(_Section):
+    cron: str = "0,30 9-12 * * *"
+    extra_cron: str = "0 13 * * *"
+    timezone: str = "UTC"
+    misfire_grace_s: int = Field(600, ge=1)
+
+
+class WebSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    base_url: str = "http://127.0.0.1:8080"
+    secret_key: SecretStr = SecretStr("")
+    team_token: SecretStr = SecretStr("")
+    users: dict[str, str] = Field(default_factory=dict)  # name -> bcrypt hash
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="BENCHWATCH_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="forbid",
+        case_sensitive=False,
+    )
+
+    database: DatabaseSettings = DatabaseSettings()
+    sources: SourcesSettings = SourcesSettings()
+    fetch: FetchSettings = FetchSettings()
+    helion: HelionSettings = HelionSettings()
+    slack: SlackSettings = SlackSettings()
+    notify: NotifySettings = NotifySettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    web: WebSettings = WebSettings()
+    detect: dict[str, Any] = Field(default_factory=dict)
+    classify: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("database")
+    @classmethod
+    def _known_scheme(cls, v: DatabaseSettings) -> DatabaseSettings:
+        if not v.url.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:")):
+            raise ValueError("database.url must be a sqlite: or postgresql: URL")
+        return v
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # env beats the files, which arrive merged as init kwargs
+        return (env_settings, init_settings)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchwatchError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchwatchError(f"config file {path} is not valid TOML: {exc}") from None
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_settings(config_file: str | Path | None = None) -> Settings:
+    """Build settings; a bad file or value raises BenchwatchError naming the key."""
+    data = _read_toml(DEFAULT_CONFIG) if DEFAULT_CONFIG.exists() else {}
+    if config_file:
+        data = _deep_merge(data, _read_toml(Path(config_file)))
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BenchwatchError(f"config: {loc}: {err['msg']}") from None

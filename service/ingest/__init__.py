@@ -1,0 +1,1 @@
+"""Ingest: fetch a dashboard document, validate it whole, normalise it into plain rows."""

@@ -1,0 +1,125 @@
+"""Plain data passed between stages (ingest -> store -> detect -> classify -> notify).
+
+Every stage takes and returns these frozen dataclasses, never ORM objects, so each
+stage can be tested alone with hand-made inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+Source = Literal["dashboard", "pretuned"]
+Cause = Literal["real", "method_change", "hardware", "noise"]
+CAUSES: tuple[str, ...] = ("real", "method_change", "hardware", "noise")
+MoveState = Literal["provisional", "confirmed", "retracted"]
+Direction = Literal["regression", "improvement"]
+
+# Metrics where a larger value is worse (time); every other metric is "higher is better".
+LOWER_IS_BETTER = frozenset({"helion_latency_avg_ms", "compile_time_geomean_s"})
+
+DASHBOARD_METRICS = (
+    "helion_speedup_geomean",
+    "triton_speedup_geomean",
+    "torch_compile_speedup_geomean",
+    "helion_latency_avg_ms",
+    "compile_time_geomean_s",
+)
+PRETUNED_METRICS = ("geomean", "best_speedup", "helion_wins", "total")
+
+
+def baseline_metric(name: str) -> str:
+    """Metric name of one pretuned baseline's geomean, e.g. ``baseline:triton:geomean``."""
+    return f"baseline:{name}:geomean"
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    source: str
+    platform_short: str
+    kernel: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One run's value in a series. ``value is None`` means the run failed (0 / missing)."""
+
+    run_id: str
+    sha: str
+    full_sha: str
+    date: datetime
+    value: float | None
+    is_trend: bool = True  # nightly on main; manual/side-branch runs are False
+
+
+@dataclass(frozen=True)
+class SeriesData:
+    key: SeriesKey
+    points: tuple[SeriesPoint, ...]  # date order, all runs (trend and not)
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: str
+    sha: str
+    full_sha: str
+    date: datetime
+    value: float | None
+
+
+@dataclass(frozen=True)
+class Move:
+    """A persistent step found by the detector in one series."""
+
+    key: SeriesKey
+    last_good: RunRef
+    first_bad: RunRef
+    before: float  # robust level before the step (linear units)
+    after: float  # robust level after the step
+    change_pct: float  # (after - before) / before * 100
+    direction: str  # "regression" or "improvement" (metric-aware)
+    significance: float  # |log step| / robust noise sigma
+    state: str  # provisional | confirmed | retracted
+    nights_after: int  # trend nightlies seen at/after first_bad
+    noise_sigma: float  # robust scatter of log values
+
+
+@dataclass(frozen=True)
+class Evidence:
+    check: str  # e.g. "persistence", "helion_only", "timer_agreement", "breadth", ...
+    verdict: str  # a cause it supports ("real", "method_change", "hardware", "noise") or "neutral"
+    detail: str  # one sentence a person reads
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str  # 8 hex
+    full_sha: str  # 40 hex
+    subject: str
+    date: datetime
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RankedCommit:
+    sha: str
+    full_sha: str
+    subject: str
+    date: datetime
+    score: float
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Classification:
+    cause: str
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    true_speedup: float | None
+    true_speedup_reason: str
+    culprit: RankedCommit | None = None
+    change_commit: RankedCommit | None = None
+    candidates: tuple[RankedCommit, ...] = ()
+    related: tuple[dict, ...] = field(default_factory=tuple)

@@ -1,0 +1,1 @@
+"""The time-series store: schema, connection, writes and reads."""

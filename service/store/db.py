@@ -1,0 +1,105 @@
+"""Engine and session set-up, and schema upgrades through Alembic (the only schema author)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event, inspect
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from service.config import project_root
+from service.errors import BenchwatchError
+
+
+def normalise_url(url: str) -> str:
+    """Accept `postgresql://` and use the psycopg 3 driver we ship."""
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url[len("postgresql://") :]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise BenchwatchError("database.url is not a valid SQLAlchemy URL") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(engine: Engine):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(project_root() / "migrations"))
+    cfg.attributes["engine"] = engine
+    return cfg
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent, run by every command)."""
+    from alembic import command
+
+    try:
+        with engine.begin() as conn:
+            cfg = alembic_config(engine)
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+    except OperationalError as exc:
+        raise BenchwatchError(
+            f"database unreachable: {exc.orig.__class__.__name__}: {str(exc.orig).splitlines()[0]}",
+            exit_code=1,
+        ) from None
+
+
+def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def has_schema(engine: Engine) -> bool:
+    return inspect(engine).has_table("runs")
+
+
+class Store:
+    """An engine plus a session factory; what every command opens once."""
+
+    def __init__(self, url: str, *, auto_upgrade: bool = True) -> None:
+        self.url = normalise_url(url)
+        self.engine = make_engine(self.url)
+        if auto_upgrade:
+            upgrade(self.engine)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self.sessions() as s:
+            with s.begin():
+                yield s
+
+    def dispose(self) -> None:
+        self.engine.dispose()

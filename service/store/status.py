@@ -1,0 +1,71 @@
+"""Counts for `benchwatch status` and the web status page.
+
+Every value except the `*_at` timestamps depends only on the stored data, so re-ingesting
+the same file leaves them equal (the idempotence check users and tests rely on).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service.store.tables import (
+    Alert,
+    AlertGroup,
+    IngestConflict,
+    IngestLog,
+    Observation,
+    OutboxMessage,
+    Point,
+    Run,
+    Series,
+    ShapeValue,
+    Track,
+)
+
+SOURCES = ("dashboard", "pretuned")
+
+
+def _count(session: Session, stmt) -> int:
+    return int(session.scalar(stmt) or 0)
+
+
+def store_status(session: Session) -> dict[str, int | str | None]:
+    out: dict[str, int | str | None] = {}
+    for source in SOURCES:
+        out[f"runs_{source}"] = _count(
+            session, select(func.count()).select_from(Run).where(Run.source == source)
+        )
+        out[f"trend_runs_{source}"] = _count(
+            session,
+            select(func.count()).select_from(Run).where(Run.source == source, Run.is_trend),
+        )
+        out[f"tracks_{source}"] = _count(
+            session, select(func.count()).select_from(Track).where(Track.source == source)
+        )
+    out["runs"] = out["runs_dashboard"] + out["runs_pretuned"]  # type: ignore[operator]
+    out["series"] = _count(session, select(func.count()).select_from(Series))
+    out["points"] = _count(session, select(func.count()).select_from(Point))
+    out["failed_points"] = _count(
+        session, select(func.count()).select_from(Point).where(Point.failed)
+    )
+    out["observations"] = _count(session, select(func.count()).select_from(Observation))
+    out["shape_rows"] = _count(session, select(func.count()).select_from(ShapeValue))
+    out["conflicts"] = _count(
+        session, select(func.count(func.distinct(IngestConflict.detail))).select_from(IngestConflict)
+    )
+    out["alerts"] = _count(session, select(func.count()).select_from(Alert))
+    out["alerts_open"] = _count(
+        session, select(func.count()).select_from(Alert).where(Alert.status == "open")
+    )
+    out["alert_groups"] = _count(session, select(func.count()).select_from(AlertGroup))
+    out["outbox_pending"] = _count(
+        session,
+        select(func.count()).select_from(OutboxMessage).where(OutboxMessage.state == "pending"),
+    )
+    for source in SOURCES:
+        last = session.scalar(
+            select(func.max(IngestLog.finished_at)).where(IngestLog.source == source)
+        )
+        out[f"last_ingest_{source}_at"] = last.isoformat() + "Z" if last else None
+    return out
