@@ -123,3 +123,36 @@ class Classification:
     change_commit: RankedCommit | None = None
     candidates: tuple[RankedCommit, ...] = ()
     related: tuple[dict, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class CommitWindow:
+    """First-parent commits in (last_good, first_bad], oldest first, from the local Helion clone.
+
+    ``complete`` is False when the clone lacks an end of the window (or has no clone at all);
+    ``problem`` then says what a person should do ("window not in the local clone; fetch it").
+    """
+
+    last_good: str  # full sha
+    first_bad: str  # full sha
+    commits: tuple[CommitInfo, ...] = ()
+    complete: bool = True
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class FactChange:
+    """A fact read from Helion's repo files that differs between the two ends of a window.
+
+    kind: "cudagraph_flag" (a KERNEL_MAPPINGS entry gained/lost ``remove_flags: [--cudagraph]``),
+    "num_inputs", "kernel_dropped"/"kernel_added" (a platform's `kernels*` default list),
+    "runner_label" (a workflow's runs-on/runner changed), "toolchain" (CUDA/ROCm/PyTorch pins).
+    ``suggests`` is the cause it points at ("method_change" or "hardware").
+    """
+
+    kind: str
+    detail: str
+    suggests: str
+    path: str = ""
+    old: str | None = None
+    new: str | None = None

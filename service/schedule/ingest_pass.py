@@ -20,15 +20,18 @@ def ingest_source(store: Store, settings: Settings, source: str, location: str) 
     if source not in ("dashboard", "pretuned"):
         raise BenchwatchError(f"unknown source {source!r}")
     with store.session() as session:
-        etag, _ = last_etag(session, source, location)
+        etag, last_hash = last_etag(session, source, location)
     f = settings.fetch
     fetched = fetch(
         location, etag=etag, timeout_s=f.timeout_s, retries=f.retries,
         backoff_s=f.backoff_s, max_bytes=f.max_bytes,
     )
-    if fetched.not_modified:
+    if fetched.not_modified or (last_hash and fetched.content_hash == last_hash):
+        # 304, or the very bytes already stored: a polling no-op costs no parse and no writes
         with store.session() as session:
-            return log_not_modified(session, source, location, etag)
+            return log_not_modified(
+                session, source, location, fetched.etag or etag, fetched.content_hash or last_hash
+            )
     doc = normalize(parse_document(source, fetched.body or b""))
     with store.session() as session:
         result = write_document(

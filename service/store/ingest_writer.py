@@ -74,11 +74,14 @@ def last_etag(session: Session, source: str, location: str) -> tuple[str | None,
     return (row[0], row[1]) if row else (None, None)
 
 
-def log_not_modified(session: Session, source: str, location: str, etag: str | None) -> IngestResult:
+def log_not_modified(
+    session: Session, source: str, location: str, etag: str | None, content_hash: str | None = None
+) -> IngestResult:
     now = utcnow()
     session.add(
         IngestLog(
             source=source, location=location, started_at=now, finished_at=now, etag=etag,
+            content_hash=content_hash,
             outcome="not_modified", runs_added=0, points_added=0, shapes_added=0, conflicts=0,
         )
     )
@@ -166,7 +169,14 @@ def _sync_tracks(
 def _sync_series(
     session: Session, doc: NormalizedDocument, track_ids: dict[tuple[str, str], int]
 ) -> dict[tuple[int, str], int]:
-    wanted = {(track_ids[o.track], m) for o in doc.observations for m in o.values}
+    metrics: dict[tuple[str, str], set[str]] = {}
+    for o in doc.observations:
+        have = metrics.get(o.track)
+        if have is None:
+            metrics[o.track] = set(o.values)
+        elif not have.issuperset(o.values):
+            have.update(o.values)
+    wanted = {(track_ids[t], m) for t, ms in metrics.items() for m in ms}
     query = select(Series.id, Series.track_id, Series.metric).join(Track).where(
         Track.source == doc.source
     )

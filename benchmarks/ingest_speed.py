@@ -1,0 +1,171 @@
+"""Ingest speed: a full year into an empty store, one incremental nightly, the bare floor, 10x scale.
+
+Run: `.venv/bin/python -m benchmarks.ingest_speed [--postgres URL]` (also part of `make bench`).
+The floor is `json.loads` of the same file plus a raw DB-API `executemany` of the same point rows:
+what any ingest must at least pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sqlite3
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from service.config import load_settings
+from service.ingest.documents import parse_document
+from service.ingest.normalize import normalize
+from service.store.db import Store, normalise_url
+from service.store.ingest_writer import write_document
+from tests.worlds import WorldSpec, generate_world
+
+
+def _ingest(store: Store, source: str, raw: bytes) -> float:
+    t0 = time.perf_counter()
+    doc = normalize(parse_document(source, raw))
+    with store.session() as s:
+        write_document(s, doc, location=source)
+    return time.perf_counter() - t0
+
+
+def _rows(raw: bytes) -> list[tuple]:
+    doc = json.loads(raw)
+    out = []
+    for si, item in enumerate(doc["summary"]):
+        for h in item["history"]:
+            for m in ("helion_speedup_geomean", "triton_speedup_geomean",
+                      "torch_compile_speedup_geomean", "helion_latency_avg_ms",
+                      "compile_time_geomean_s"):
+                out.append((si * 8 + hash(m) % 8, int(h["run_id"]), h.get(m)))
+    return out
+
+
+def _floor_sqlite(raw: bytes) -> float:
+    with tempfile.TemporaryDirectory() as d:
+        conn = sqlite3.connect(Path(d) / "f.db")
+        conn.execute("CREATE TABLE p (s INTEGER, r INTEGER, v REAL)")
+        t0 = time.perf_counter()
+        rows = _rows(raw)
+        conn.executemany("INSERT INTO p VALUES (?,?,?)", rows)
+        conn.commit()
+        took = time.perf_counter() - t0
+        conn.close()
+    return took
+
+
+def _floor_pg(raw: bytes, url: str) -> float:
+    import psycopg
+
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn) as conn:
+        conn.execute("CREATE TEMP TABLE p (s INTEGER, r BIGINT, v DOUBLE PRECISION)")
+        t0 = time.perf_counter()
+        rows = _rows(raw)
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO p VALUES (%s,%s,%s)", rows)
+        conn.commit()
+        return time.perf_counter() - t0
+
+
+def _scaled(doc: dict, factor: int) -> bytes:
+    out = copy.deepcopy(doc)
+    extra = []
+    for i in range(1, factor):
+        for item in doc["summary"]:
+            clone = copy.deepcopy(item)
+            clone["kernel"] = f"{item['kernel']}_x{i}"
+            extra.append(clone)
+    out["summary"] = doc["summary"] + extra
+    return json.dumps(out).encode()
+
+
+class _Databases:
+    """Fresh SQLite files and (when a server URL is given) fresh PostgreSQL databases."""
+
+    def __init__(self, pg_url: str | None) -> None:
+        self.pg_url = normalise_url(pg_url) if pg_url else None
+        self.tmp = tempfile.TemporaryDirectory()
+        self.created: list[str] = []
+
+    def new(self, kind: str) -> Store:
+        if kind == "sqlite":
+            return Store(f"sqlite:///{self.tmp.name}/{uuid.uuid4().hex}.db")
+        name = f"bw_bench_{uuid.uuid4().hex[:10]}"
+        admin = create_engine(self.pg_url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as c:
+            c.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        self.created.append(name)
+        return Store(self.pg_url.rsplit("/", 1)[0] + "/" + name)
+
+    def close(self) -> None:
+        if self.created:
+            admin = create_engine(self.pg_url, isolation_level="AUTOCOMMIT")
+            with admin.connect() as c:
+                for name in self.created:
+                    c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+        self.tmp.cleanup()
+
+
+def run(pg_url: str | None) -> list[dict]:
+    world = generate_world(WorldSpec(seed=2026, nightlies=365, with_git=False))
+    n = len(world.nights) - 1
+    full = world.dashboard_bytes(n)
+    prev = world.dashboard_bytes(n - 1)
+    pre_full = world.pretuned_bytes(n)
+    doc = world.dashboard(n)
+    print(f"document: {len(full) / 1e6:.2f} MB dashboard ({len(doc['summary'])} series), "
+          f"{len(pre_full) / 1e6:.2f} MB pretuned")
+    dbs = _Databases(pg_url)
+    results = []
+    kinds = ["sqlite"] + (["postgres"] if pg_url else [])
+    try:
+        for kind in kinds:
+            store = dbs.new(kind)
+            t_full = _ingest(store, "dashboard", full)
+            t_pre = _ingest(store, "pretuned", pre_full)
+            store.dispose()
+            store = dbs.new(kind)
+            _ingest(store, "dashboard", prev)
+            t_inc = _ingest(store, "dashboard", full)
+            t_again = _ingest(store, "dashboard", full)
+            store.dispose()
+            floor = _floor_sqlite(full) if kind == "sqlite" else _floor_pg(full, dbs.pg_url)
+            store = dbs.new(kind)
+            big = _scaled(doc, 10)
+            t_big = _ingest(store, "dashboard", big)
+            store.dispose()
+            row = dict(db=kind, full_s=t_full, pretuned_full_s=t_pre, incremental_s=t_inc,
+                       reingest_same_s=t_again, floor_s=floor, ratio=t_full / floor,
+                       x10_s=t_big, x10_mb=len(big) / 1e6, x10_growth=t_big / t_full)
+            results.append(row)
+            print(
+                f"{kind:8s} full {t_full:.2f}s (pretuned {t_pre:.2f}s) | one nightly {t_inc:.3f}s | "
+                f"same file again {t_again:.3f}s | floor {floor:.2f}s -> {t_full / floor:.1f}x | "
+                f"10x series ({len(big) / 1e6:.0f} MB) {t_big:.2f}s = {t_big / t_full:.1f}x the time"
+            )
+    finally:
+        dbs.close()
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--postgres", default=os.environ.get("BENCHWATCH_TEST_POSTGRES_URL",
+                                                         "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    ap.add_argument("--no-postgres", action="store_true")
+    args = ap.parse_args()
+    load_settings()
+    run(None if args.no_postgres else args.postgres)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""Alerts and groups as the JSON objects scripts see (`alerts --format json`, `/api/alerts`).
+
+One builder for both the CLI and the web API so the two can never drift; the field set is the
+contract in docs (investigate fields + id, group_id, state, status, created_at, history,
+machine_cause, human_cause). Shas are 8-hex, dates ISO-8601 UTC with a trailing Z.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.errors import BenchwatchError
+from service.records import CAUSES, RankedCommit, RunRef
+from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
+
+STATUSES = ("open", "acknowledged", "resolved")
+
+
+def iso(dt: datetime | None) -> str | None:
+    """ISO-8601 UTC with Z (store datetimes are naive UTC)."""
+    if dt is None:
+        return None
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_json(ref: RunRef | None) -> dict | None:
+    if ref is None:
+        return None
+    return {
+        "run_id": ref.run_id,
+        "sha": ref.full_sha[:8] if ref.full_sha else ref.sha[:8],
+        "full_sha": ref.full_sha,
+        "date": iso(ref.date),
+        "value": ref.value,
+    }
+
+
+def commit_json(c: RankedCommit | None) -> dict | None:
+    if c is None:
+        return None
+    return {
+        "sha": c.full_sha[:8],
+        "full_sha": c.full_sha,
+        "subject": c.subject,
+        "date": iso(c.date),
+        "score": round(float(c.score), 4),
+        "reasons": list(c.reasons),
+    }
+
+
+def related_json(items) -> list[dict]:
+    out = []
+    for r in items or ():
+        out.append(
+            {
+                "platform_short": r.get("platform_short"),
+                "kernel": r.get("kernel"),
+                "metric": r.get("metric"),
+                "change_pct": None if r.get("change_pct") is None else round(float(r["change_pct"]), 2),
+            }
+        )
+    return out
+
+
+def _history(session: Session, alert_id: int) -> list[dict]:
+    return [
+        {"at": iso(h.at), "by": h.by, "action": h.action, "old": h.old_value, "new": h.new_value,
+         "note": h.note}
+        for h in session.scalars(
+            select(AlertHistory).where(AlertHistory.alert_id == alert_id).order_by(AlertHistory.id)
+        )
+    ]
+
+
+def _run_obj(run: Run, value: float | None) -> dict:
+    return {
+        "run_id": run.run_id, "sha": run.full_sha[:8], "full_sha": run.full_sha,
+        "date": iso(run.date), "value": value,
+    }
+
+
+def alert_json(session: Session, alert: Alert) -> dict[str, Any]:
+    series = session.get(Series, alert.series_id)
+    track = session.get(Track, series.track_id)
+    last_good = session.get(Run, alert.last_good_run_pk)
+    first_bad = session.get(Run, alert.first_bad_run_pk)
+    return {
+        "id": alert.id,
+        "group_id": alert.group_id,
+        "state": alert.state,
+        "status": alert.status,
+        "created_at": iso(alert.created_at),
+        "source": track.source,
+        "platform_short": track.platform_short,
+        "kernel": track.kernel,
+        "metric": series.metric,
+        "cause": alert.human_cause or alert.cause,
+        "machine_cause": alert.cause,
+        "human_cause": alert.human_cause,
+        "direction": alert.direction,
+        "confidence": round(float(alert.confidence), 3),
+        "last_good": _run_obj(last_good, alert.last_good_value),
+        "first_bad": _run_obj(first_bad, alert.first_bad_value),
+        "before": alert.before,
+        "after": alert.after,
+        "change_pct": round(float(alert.change_pct), 2),
+        "true_speedup": alert.true_speedup,
+        "true_speedup_reason": alert.true_speedup_reason or "",
+        "culprit": alert.culprit,
+        "change_commit": alert.change_commit,
+        "candidates": list(alert.candidates or []),
+        "evidence": list(alert.evidence or []),
+        "related": list(alert.related or []),
+        "history": _history(session, alert.id),
+    }
+
+
+def _choice(name: str, value: str | None, allowed) -> None:
+    if value is not None and value not in allowed:
+        raise BenchwatchError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def list_alerts(
+    session: Session,
+    status: str | None = "open",
+    platform: str | None = None,
+    cause: str | None = None,
+    source: str | None = None,
+    limit: int | None = None,
+) -> list[dict]:
+    """Alerts newest first; ``status`` None or "all" means every status; cause is the effective one."""
+    if status == "all":
+        status = None
+    _choice("status", status, STATUSES)
+    _choice("cause", cause, CAUSES)
+    _choice("source", source, ("dashboard", "pretuned"))
+    if limit is not None and limit < 1:
+        raise BenchwatchError("limit must be a positive number")
+    q = (
+        select(Alert)
+        .join(Series, Series.id == Alert.series_id)
+        .join(Track, Track.id == Series.track_id)
+        .order_by(Alert.created_at.desc(), Alert.id.desc())
+    )
+    if status is not None:
+        q = q.where(Alert.status == status)
+    if platform is not None:
+        q = q.where(Track.platform_short == platform)
+    if source is not None:
+        q = q.where(Track.source == source)
+    if cause is not None:
+        q = q.where(
+            (Alert.human_cause == cause) | ((Alert.human_cause.is_(None)) & (Alert.cause == cause))
+        )
+    if limit is not None:
+        q = q.limit(limit)
+    return [alert_json(session, a) for a in session.scalars(q)]
+
+
+def get_alert(session: Session, alert_id: int) -> dict:
+    alert = session.get(Alert, alert_id)
+    if alert is None:
+        raise BenchwatchError(f"no alert with id {alert_id}")
+    return alert_json(session, alert)
+
+
+def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:
+    """A group: its verdict, its run, child groups (cross-platform parent) and member alerts."""
+    run = session.get(Run, group.first_bad_run_pk)
+    members = session.scalars(
+        select(Alert).where(Alert.group_id == group.id).order_by(Alert.id)
+    ).all()
+    children = session.scalars(
+        select(AlertGroup).where(AlertGroup.parent_id == group.id).order_by(AlertGroup.id)
+    ).all()
+    out: dict[str, Any] = {
+        "id": group.id,
+        "parent_id": group.parent_id,
+        "source": group.source,
+        "platform_short": group.platform_short,
+        "first_bad": _run_obj(run, None),
+        "cause": group.cause,
+        "confidence": round(float(group.confidence), 3),
+        "evidence": list(group.evidence or []),
+        "state": group.state,
+        "revision": group.revision,
+        "created_at": iso(group.created_at),
+        "updated_at": iso(group.updated_at),
+        "child_group_ids": [c.id for c in children],
+        "alert_ids": [a.id for a in members],
+    }
+    if with_alerts:
+        out["alerts"] = [alert_json(session, a) for a in members]
+    return out

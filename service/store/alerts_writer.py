@@ -1,0 +1,323 @@
+"""Persist moves + classifications as `Alert` rows and `AlertGroup`s.
+
+Rules on-call relies on:
+- one alert per move: matched by (series, direction, first-bad run) with a tolerance of a
+  nightly or two, because the first-bad run can shift as more data arrives;
+- `human_cause` is never touched here; the machine only updates `cause`;
+- a visible change (cause or state) bumps the group's `revision`, which tells the Slack
+  notifier to edit its message; nothing else does, so re-running detection is silent;
+- a move that comes back after its alert was resolved *and* retracted opens a new alert with
+  `reopened_from`; a retracted move only sets `state="retracted"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.records import Classification, Move, RunRef, SeriesKey
+from service.store.alert_reads import commit_json, related_json
+from service.store.series_reads import RunRow, aware, naive
+from service.store.tables import Alert, AlertGroup, AlertHistory
+
+MACHINE = "benchwatch"
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """A move of one stored series, its runs resolved to store keys, and its verdict."""
+
+    series_id: int
+    move: Move
+    classification: Classification | None  # None: keep the stored verdict (e.g. retracted)
+    last_good_pk: int
+    first_bad_pk: int
+
+
+@dataclass(frozen=True)
+class AlertOutcome:
+    alert_id: int
+    action: str  # created | reopened | updated | unchanged | skipped
+    visible: bool  # cause or state changed: the group must bump its revision
+
+
+def _r(x: float | None, nd: int = 6) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def evidence_json(classification: Classification) -> list[dict]:
+    return [{"check": e.check, "verdict": e.verdict, "detail": e.detail} for e in classification.evidence]
+
+
+def _classification_fields(c: Classification) -> dict:
+    return dict(
+        cause=c.cause,
+        confidence=_r(c.confidence, 4),
+        evidence=evidence_json(c),
+        true_speedup=_r(c.true_speedup),
+        true_speedup_reason=c.true_speedup_reason or "",
+        culprit=commit_json(c.culprit),
+        change_commit=commit_json(c.change_commit),
+        candidates=[commit_json(x) for x in c.candidates],
+        related=related_json(c.related),
+    )
+
+
+def _move_fields(rec: MoveRecord) -> dict:
+    m = rec.move
+    return dict(
+        last_good_run_pk=rec.last_good_pk,
+        first_bad_run_pk=rec.first_bad_pk,
+        last_good_value=_r(m.last_good.value),
+        first_bad_value=_r(m.first_bad.value),
+        before=_r(m.before),
+        after=_r(m.after),
+        change_pct=_r(m.change_pct, 4),
+        direction=m.direction,
+        significance=_r(m.significance, 4),
+        noise_sigma=_r(m.noise_sigma),
+        nights_after=int(m.nights_after),
+        state=m.state,
+    )
+
+
+def _history(session: Session, alert_id: int, now: datetime, action: str, old=None, new=None,
+             note: str | None = None) -> None:
+    session.add(
+        AlertHistory(
+            alert_id=alert_id, at=naive(now), by=MACHINE, action=action,
+            old_value=None if old is None else str(old), new_value=None if new is None else str(new),
+            note=note,
+        )
+    )
+
+
+def stored_alerts(session: Session, series_id: int) -> list[Alert]:
+    return list(session.scalars(select(Alert).where(Alert.series_id == series_id).order_by(Alert.id)))
+
+
+def live_alerts(alerts: Sequence[Alert]) -> list[Alert]:
+    """The newest alert of each reopen chain (older ones are history)."""
+    superseded = {a.reopened_from for a in alerts if a.reopened_from is not None}
+    return [a for a in alerts if a.id not in superseded]
+
+
+def alert_move(alert: Alert, key: SeriesKey, runs: dict[int, RunRow]) -> Move:
+    """The stored move behind an alert, as the detector's record (for reconcile and peers)."""
+    lg, fb = runs[alert.last_good_run_pk], runs[alert.first_bad_run_pk]
+    return Move(
+        key=key,
+        last_good=RunRef(lg.run_id, lg.sha, lg.full_sha, lg.date, alert.last_good_value),
+        first_bad=RunRef(fb.run_id, fb.sha, fb.full_sha, fb.date, alert.first_bad_value),
+        before=alert.before,
+        after=alert.after,
+        change_pct=alert.change_pct,
+        direction=alert.direction,
+        significance=alert.significance,
+        state=alert.state,
+        nights_after=alert.nights_after,
+        noise_sigma=alert.noise_sigma,
+    )
+
+
+def match_alert(
+    alerts: Sequence[Alert], rec: MoveRecord, ordinal: dict[int, int], tolerance: int = 2
+) -> Alert | None:
+    """The stored alert this move is, if any: same direction, first-bad within ``tolerance``
+    trend nightlies (closest wins, then the newest of a reopen chain)."""
+    want = ordinal.get(rec.first_bad_pk)
+    best: tuple[int, int, Alert] | None = None
+    for a in live_alerts(alerts):
+        if a.direction != rec.move.direction:
+            continue
+        if a.first_bad_run_pk == rec.first_bad_pk:
+            dist = 0
+        else:
+            have = ordinal.get(a.first_bad_run_pk)
+            if want is None or have is None:
+                continue
+            dist = abs(have - want)
+        if dist <= tolerance and (best is None or (dist, -a.id) < (best[0], best[1])):
+            best = (dist, -a.id, a)
+    return best[2] if best else None
+
+
+def upsert_alert(
+    session: Session,
+    rec: MoveRecord,
+    ordinal: dict[int, int],
+    now: datetime,
+    *,
+    alerts: Sequence[Alert] | None = None,
+    tolerance: int = 2,
+) -> AlertOutcome:
+    """Create or update the alert of one move; see the module docstring for the rules."""
+    if alerts is None:
+        alerts = stored_alerts(session, rec.series_id)
+    found = match_alert(alerts, rec, ordinal, tolerance)
+    retracted = rec.move.state == "retracted"
+    if found is None or (found.status == "resolved" and found.state == "retracted" and not retracted):
+        if retracted or rec.classification is None:
+            return AlertOutcome(found.id if found else 0, "skipped", False)
+        alert = Alert(
+            series_id=rec.series_id, status="open", created_at=naive(now), updated_at=naive(now),
+            reopened_from=found.id if found else None, human_cause=None,
+            **_move_fields(rec), **_classification_fields(rec.classification),
+        )
+        session.add(alert)
+        session.flush()
+        if found is not None:
+            _history(session, alert.id, now, "reopened", note=f"the move came back after alert "
+                     f"#{found.id} was resolved")
+        _history(session, alert.id, now, "created", new=alert.cause,
+                 note=f"{alert.state} move of {alert.change_pct:+.1f}%")
+        return AlertOutcome(alert.id, "reopened" if found else "created", True)
+
+    fields = _move_fields(rec)
+    if retracted:
+        # a vanished move keeps its last numbers; only its state changes
+        fields = {"state": "retracted"}
+    if rec.classification is not None and not retracted:
+        fields.update(_classification_fields(rec.classification))
+    changed = {k: v for k, v in fields.items() if getattr(found, k) != v}
+    if not changed:
+        return AlertOutcome(found.id, "unchanged", False)
+    visible = False
+    if "cause" in changed:
+        _history(session, found.id, now, "reclassified", found.cause, changed["cause"],
+                 note=None if found.human_cause is None else "human cause kept: "
+                 f"{found.human_cause}")
+        visible = True
+    if "state" in changed:
+        _history(session, found.id, now, "state", found.state, changed["state"])
+        visible = True
+    if "first_bad_run_pk" in changed:
+        _history(session, found.id, now, "first_bad_shifted", found.first_bad_run_pk,
+                 changed["first_bad_run_pk"], note="the step was re-placed as more nights arrived")
+    for k, v in changed.items():
+        setattr(found, k, v)
+    found.updated_at = naive(now)
+    return AlertOutcome(found.id, "updated", visible)
+
+
+# --- groups -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    """What the pass decided for one group (per platform, or the cross-platform parent)."""
+
+    source: str
+    first_bad_pk: int
+    platform_short: str | None  # None: the cross-platform parent
+    cause: str
+    confidence: float
+    evidence: tuple[dict, ...]
+    state: str
+    alert_ids: tuple[int, ...] = ()  # members (platform groups)
+    child_ids: tuple[int, ...] = ()  # member groups (parent)
+
+
+def group_state(states: Iterable[str]) -> str:
+    states = list(states)
+    if states and all(s == "retracted" for s in states):
+        return "retracted"
+    return "confirmed" if "confirmed" in states else "provisional"
+
+
+def upsert_group(
+    session: Session, rec: GroupRecord, now: datetime, *, members_changed: bool = False
+) -> tuple[AlertGroup, bool]:
+    """Create or update a group; True when its revision was bumped.
+
+    A group whose members all shifted their first-bad run by a night is the same group: it is
+    found through its members and moved to the new run, so its Slack message is edited, not
+    duplicated.
+    """
+    key = (rec.source, rec.first_bad_pk, rec.platform_short)
+    q = select(AlertGroup).where(AlertGroup.source == rec.source)
+    q = q.where(
+        AlertGroup.platform_short.is_(None)
+        if rec.platform_short is None
+        else AlertGroup.platform_short == rec.platform_short
+    )
+    group = session.scalar(q.where(AlertGroup.first_bad_run_pk == rec.first_bad_pk))
+    if group is None:
+        if rec.alert_ids:
+            prior = session.scalars(
+                select(Alert.group_id).where(Alert.id.in_(rec.alert_ids), Alert.group_id.is_not(None))
+            ).all()
+        else:
+            prior = session.scalars(
+                select(AlertGroup.parent_id).where(
+                    AlertGroup.id.in_(rec.child_ids), AlertGroup.parent_id.is_not(None)
+                )
+            ).all() if rec.child_ids else []
+        if prior:
+            cand = session.get(AlertGroup, min(prior))
+            if cand is not None and (cand.source, cand.platform_short) == key[0::2]:
+                group = cand
+    evidence = list(rec.evidence)
+    if group is None:
+        group = AlertGroup(
+            source=rec.source, first_bad_run_pk=rec.first_bad_pk, platform_short=rec.platform_short,
+            cause=rec.cause, confidence=_r(rec.confidence, 4), evidence=evidence, state=rec.state,
+            revision=1, created_at=naive(now), updated_at=naive(now),
+        )
+        session.add(group)
+        session.flush()
+        bumped = True
+    else:
+        visible = members_changed or (group.cause, group.state, group.first_bad_run_pk) != (
+            rec.cause, rec.state, rec.first_bad_pk
+        )
+        quiet = (group.confidence, group.evidence) != (_r(rec.confidence, 4), evidence)
+        if visible or quiet:
+            group.cause, group.state = rec.cause, rec.state
+            group.first_bad_run_pk = rec.first_bad_pk
+            group.confidence, group.evidence = _r(rec.confidence, 4), evidence
+            group.updated_at = naive(now)
+        if visible:
+            group.revision += 1
+        bumped = visible
+    old_alerts = set(session.scalars(select(Alert.id).where(Alert.group_id == group.id)))
+    old_children = set(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
+    membership = (old_alerts != set(rec.alert_ids)) or (old_children != set(rec.child_ids))
+    for a in session.scalars(select(Alert).where(Alert.id.in_(rec.alert_ids))) if rec.alert_ids else ():
+        if a.group_id != group.id:
+            a.group_id = group.id
+    for g in session.scalars(select(AlertGroup).where(AlertGroup.id.in_(rec.child_ids))) if rec.child_ids else ():
+        if g.parent_id != group.id:
+            g.parent_id = group.id
+    if membership and not bumped:
+        group.revision += 1
+        group.updated_at = naive(now)
+        bumped = True
+    return group, bumped
+
+
+def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetime) -> list[int]:
+    """Groups left with no alerts and no children (their members moved on) become retracted."""
+    out = []
+    for gid in set(group_ids):
+        g = session.get(AlertGroup, gid)
+        if g is None or g.state == "retracted":
+            continue
+        has_alert = session.scalar(select(Alert.id).where(Alert.group_id == gid).limit(1))
+        has_child = session.scalar(select(AlertGroup.id).where(AlertGroup.parent_id == gid).limit(1))
+        if has_alert is None and has_child is None:
+            g.state = "retracted"
+            g.revision += 1
+            g.updated_at = naive(now)
+            out.append(gid)
+    return out
+
+
+__all__ = [
+    "MoveRecord", "AlertOutcome", "GroupRecord", "upsert_alert", "upsert_group", "match_alert",
+    "stored_alerts", "live_alerts", "alert_move", "retire_empty_groups", "group_state", "aware",
+]

@@ -1,0 +1,354 @@
+"""Reads for detection: stored points back as `records.SeriesData`, plus the per-track facts
+(shape lists, attribute changes) the classifier weighs.
+
+Loading is bulk (one query for the series, one for their points, one for the runs of each
+source) because `detect` walks every series each night and must stay well under a second.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service.records import RunRef, SeriesData, SeriesKey, SeriesPoint
+from service.store.tables import DetectState, Point, Run, Series, ShapeValue, Track, TrackEvent
+
+
+def aware(dt: datetime) -> datetime:
+    """Store datetimes are naive UTC; records carry tz-aware UTC."""
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def naive(dt: datetime) -> datetime:
+    return dt.astimezone(timezone.utc).replace(tzinfo=None) if dt.tzinfo else dt
+
+
+@dataclass(frozen=True)
+class SeriesRef:
+    """Where a series lives in the store, next to the key the stages use."""
+
+    series_id: int
+    track_id: int
+    key: SeriesKey
+
+
+@dataclass(frozen=True)
+class RunRow:
+    pk: int
+    run_id: str
+    sha: str
+    full_sha: str
+    date: datetime  # tz-aware UTC
+    is_trend: bool
+
+
+@dataclass(frozen=True)
+class AttributeChange:
+    """A track attribute that differs between the last-good and first-bad runs."""
+
+    attribute: str  # baseline_label | cudagraph | platform | compute | baselines
+    old: str | None
+    new: str | None
+    run_id: str | None  # the run at which it was first seen, when known
+    detail: str
+
+
+def series_refs(
+    session: Session,
+    *,
+    source: str | None = None,
+    platform_short: str | None = None,
+    kernel: str | None = None,
+    metric: str | None = None,
+    series_ids: Iterable[int] | None = None,
+) -> list[SeriesRef]:
+    q = select(
+        Series.id, Series.track_id, Track.source, Track.platform_short, Track.kernel, Series.metric
+    ).join(Track, Track.id == Series.track_id)
+    if source is not None:
+        q = q.where(Track.source == source)
+    if platform_short is not None:
+        q = q.where(Track.platform_short == platform_short)
+    if kernel is not None:
+        q = q.where(Track.kernel == kernel)
+    if metric is not None:
+        q = q.where(Series.metric == metric)
+    if series_ids is not None:
+        ids = list(series_ids)
+        if not ids:
+            return []
+        q = q.where(Series.id.in_(ids))
+    return [
+        SeriesRef(sid, tid, SeriesKey(src, plat, kern, met))
+        for sid, tid, src, plat, kern, met in session.execute(q.order_by(Series.id))
+    ]
+
+
+def runs_of(session: Session, source: str) -> dict[int, RunRow]:
+    """Every run of a source by primary key."""
+    return {
+        pk: RunRow(pk, run_id, sha, full_sha, aware(date), bool(trend))
+        for pk, run_id, sha, full_sha, date, trend in session.execute(
+            select(Run.id, Run.run_id, Run.sha, Run.full_sha, Run.date, Run.is_trend).where(
+                Run.source == source
+            )
+        )
+    }
+
+
+def trend_runs(session: Session, source: str) -> list[RunRow]:
+    """The source's nightly-on-main runs in date order (the axis moves and windows live on)."""
+    return sorted(
+        (r for r in runs_of(session, source).values() if r.is_trend), key=lambda r: (r.date, r.run_id)
+    )
+
+
+def load_series(
+    session: Session, refs: Sequence[SeriesRef], runs: dict[str, dict[int, RunRow]] | None = None
+) -> dict[int, SeriesData]:
+    """SeriesData for each ref (all runs, trend and not, date order), keyed by series id."""
+    if not refs:
+        return {}
+    runs = dict(runs or {})
+    for src in {r.key.source for r in refs}:
+        if src not in runs:
+            runs[src] = runs_of(session, src)
+    wanted = {r.series_id: r for r in refs}
+    raw: dict[int, list[tuple[int, float | None]]] = defaultdict(list)
+    q = select(Point.series_id, Point.run_pk, Point.value)
+    if len(wanted) <= 500:
+        q = q.where(Point.series_id.in_(list(wanted)))
+    else:  # a big IN list is slower than reading the source's points through the join
+        srcs = list({r.key.source for r in refs})
+        q = q.join(Series, Series.id == Point.series_id).join(Track, Track.id == Series.track_id)
+        q = q.where(Track.source.in_(srcs))
+    for sid, run_pk, value in session.execute(q):
+        if sid in wanted:
+            raw[sid].append((run_pk, value))
+    out: dict[int, SeriesData] = {}
+    for sid, ref in wanted.items():
+        rmap = runs[ref.key.source]
+        pts = []
+        for run_pk, value in raw.get(sid, ()):
+            r = rmap[run_pk]
+            pts.append(SeriesPoint(r.run_id, r.sha, r.full_sha, r.date, value, r.is_trend))
+        pts.sort(key=lambda p: (p.date, p.run_id))
+        out[sid] = SeriesData(ref.key, tuple(pts))
+    return out
+
+
+def load_one(session: Session, key: SeriesKey) -> tuple[SeriesRef, SeriesData] | None:
+    refs = series_refs(
+        session, source=key.source, platform_short=key.platform_short, kernel=key.kernel,
+        metric=key.metric,
+    )
+    if not refs:
+        return None
+    return refs[0], load_series(session, refs)[refs[0].series_id]
+
+
+def track_series(session: Session, track_id: int) -> dict[str, SeriesData]:
+    """All metrics of one track, by metric name (the siblings of a move)."""
+    refs = [
+        SeriesRef(sid, tid, SeriesKey(src, plat, kern, met))
+        for sid, tid, src, plat, kern, met in session.execute(
+            select(
+                Series.id, Series.track_id, Track.source, Track.platform_short, Track.kernel,
+                Series.metric,
+            )
+            .join(Track, Track.id == Series.track_id)
+            .where(Track.id == track_id)
+        )
+    ]
+    data = load_series(session, refs)
+    return {r.key.metric: data[r.series_id] for r in refs}
+
+
+def platform_series(
+    session: Session, source: str, platform_short: str, metric: str | None = None
+) -> dict[SeriesKey, SeriesData]:
+    refs = series_refs(session, source=source, platform_short=platform_short, metric=metric)
+    data = load_series(session, refs)
+    return {r.key: data[r.series_id] for r in refs}
+
+
+def run_pk(session: Session, source: str, run_id: str) -> int | None:
+    return session.scalar(select(Run.id).where(Run.source == source, Run.run_id == run_id))
+
+
+def run_ref(row: RunRow, value: float | None) -> RunRef:
+    return RunRef(row.run_id, row.sha, row.full_sha, row.date, value)
+
+
+# --- per-shape lists -----------------------------------------------------------------------
+
+
+def shapes_at(session: Session, track_id: int, run_pk_: int) -> tuple[str, ...] | None:
+    """The shape labels stored for one (track, run), or None when that run kept none."""
+    rows = session.execute(
+        select(ShapeValue.shape)
+        .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == run_pk_)
+        .order_by(ShapeValue.shape_index)
+    ).scalars().all()
+    return tuple(rows) if rows else None
+
+
+def shapes_near(
+    session: Session, track_id: int, run_pk_: int, *, side: str
+) -> tuple[str, ...] | None:
+    """Shapes of the nearest run that kept them, at/before (side="before") or at/after a run.
+
+    Only the runs that were the newest when ingested carry per-shape rows, so the exact
+    last-good / first-bad run often has none; the nearest one on the right side still tells
+    whether the shape list changed across the step.
+    """
+    anchor = session.scalar(select(Run.date).where(Run.id == run_pk_))
+    if anchor is None:
+        return None
+    q = (
+        select(ShapeValue.run_pk, Run.date)
+        .join(Run, Run.id == ShapeValue.run_pk)
+        .where(ShapeValue.track_id == track_id)
+        .distinct()
+    )
+    if side == "before":
+        q = q.where(Run.date <= anchor).order_by(Run.date.desc())
+    elif side == "after":
+        q = q.where(Run.date >= anchor).order_by(Run.date.asc())
+    else:
+        raise ValueError(f"side must be 'before' or 'after', not {side!r}")
+    row = session.execute(q.limit(1)).first()
+    return shapes_at(session, track_id, row[0]) if row else None
+
+
+# --- attribute changes ----------------------------------------------------------------------
+
+
+def _between(rows: dict[int, RunRow], lo: int, hi: int) -> set[int]:
+    """Run pks dated in (last_good, first_bad]."""
+    a, b = rows[lo].date, rows[hi].date
+    return {pk for pk, r in rows.items() if a < r.date <= b}
+
+
+def attribute_changes(
+    session: Session, track_id: int, last_good_pk: int, first_bad_pk: int
+) -> list[AttributeChange]:
+    """What about the track itself changed across the step: logged TrackEvents, a flip of the
+    pretuned per-run `cudagraph` flag, and a change in the set of `baseline:*` series reporting.
+    """
+    source = session.scalar(select(Track.source).where(Track.id == track_id))
+    if source is None:
+        return []
+    rows = runs_of(session, source)
+    if last_good_pk not in rows or first_bad_pk not in rows:
+        return []
+    window = _between(rows, last_good_pk, first_bad_pk)
+    out: list[AttributeChange] = []
+    for ev in session.scalars(
+        select(TrackEvent).where(TrackEvent.track_id == track_id).order_by(TrackEvent.id)
+    ):
+        if ev.run_pk is not None and ev.run_pk in window:
+            out.append(
+                AttributeChange(
+                    ev.attribute, ev.old_value, ev.new_value, rows[ev.run_pk].run_id,
+                    f"{ev.attribute} changed from {ev.old_value} to {ev.new_value}",
+                )
+            )
+    per_metric: dict[str, dict[int, float | None]] = defaultdict(dict)
+    for metric, pk, value in session.execute(
+        select(Series.metric, Point.run_pk, Point.value)
+        .join(Point, Point.series_id == Series.id)
+        .where(
+            Series.track_id == track_id,
+            Point.run_pk.in_([last_good_pk, first_bad_pk]),
+        )
+    ):
+        per_metric[metric][pk] = value
+    flags = per_metric.get("cudagraph", {})
+    old, new = flags.get(last_good_pk), flags.get(first_bad_pk)
+    if old is not None and new is not None and old != new:
+        out.append(
+            AttributeChange(
+                "cudagraph", str(bool(old)).lower(), str(bool(new)).lower(),
+                rows[first_bad_pk].run_id,
+                f"the run's cudagraph flag flipped from {bool(old)} to {bool(new)}",
+            )
+        )
+
+    def baselines(pk: int) -> set[str]:
+        return {
+            m.split(":")[1]
+            for m, vals in per_metric.items()
+            if m.startswith("baseline:") and vals.get(pk) is not None
+        }
+
+    b_old, b_new = baselines(last_good_pk), baselines(first_bad_pk)
+    if b_old != b_new and (b_old or b_new):
+        added, removed = sorted(b_new - b_old), sorted(b_old - b_new)
+        parts = ([f"added {', '.join(added)}"] if added else []) + (
+            [f"removed {', '.join(removed)}"] if removed else []
+        )
+        out.append(
+            AttributeChange(
+                "baselines", ",".join(sorted(b_old)), ",".join(sorted(b_new)),
+                rows[first_bad_pk].run_id, "the set of baselines changed: " + "; ".join(parts),
+            )
+        )
+    return out
+
+
+# --- incremental detection bookkeeping ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesProgress:
+    ref: SeriesRef
+    trend_points: int  # stored trend points (failures included) now
+    last_run_pk: int | None  # newest trend run with a point
+    seen: int | None  # what the last detect pass saw (None = never)
+
+
+def series_progress(session: Session, source: str | None = None) -> list[SeriesProgress]:
+    """Trend-point counts per series next to what DetectState says the last pass saw."""
+    q = (
+        select(Point.series_id, func.count(), func.max(Point.run_pk))
+        .join(Run, Run.id == Point.run_pk)
+        .where(Run.is_trend)
+        .group_by(Point.series_id)
+    )
+    counts = {sid: (int(n), last) for sid, n, last in session.execute(q)}
+    seen = {
+        sid: n for sid, n in session.execute(select(DetectState.series_id, DetectState.points_seen))
+    }
+    out = []
+    for ref in series_refs(session, source=source):
+        n, last = counts.get(ref.series_id, (0, None))
+        out.append(SeriesProgress(ref, n, last, seen.get(ref.series_id)))
+    return out
+
+
+def series_with_new_points(session: Session, source: str | None = None) -> list[SeriesProgress]:
+    return [p for p in series_progress(session, source) if p.trend_points != (p.seen or 0)]
+
+
+def mark_detected(
+    session: Session, progress: Iterable[SeriesProgress], now: datetime
+) -> None:
+    """Record what this pass saw, so the next pass skips untouched series."""
+    have = {s.series_id: s for s in session.scalars(select(DetectState))}
+    for p in progress:
+        st = have.get(p.ref.series_id)
+        if st is None:
+            session.add(
+                DetectState(
+                    series_id=p.ref.series_id, points_seen=p.trend_points,
+                    last_run_pk=p.last_run_pk, checked_at=naive(now),
+                )
+            )
+        elif st.points_seen != p.trend_points or st.last_run_pk != p.last_run_pk:
+            st.points_seen, st.last_run_pk, st.checked_at = p.trend_points, p.last_run_pk, naive(now)
