@@ -7,6 +7,7 @@ Env names are ``BENCHWATCH_<SECTION>_<KEY>`` (split once, so ``BENCHWATCH_SLACK_
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ def project_root() -> Path:
 
 
 DEFAULT_CONFIG = project_root() / "config" / "default.toml"
+_USER_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+_BCRYPT = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
 
 
 class _Section(BaseModel):
@@ -57,6 +60,10 @@ class SlackSettings(_Section):
     token: SecretStr = SecretStr("")
     channel: str = ""
     api_url: str = ""  # overrides slack-sdk's base_url (tests point it at a local stand-in)
+    timeout_s: float = Field(15.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)  # per call, for 429 (Retry-After honoured) and 5xx
+    backoff_s: float = Field(1.0, ge=0)  # base of the exponential back-off between 5xx retries
+    history_pages: int = Field(5, ge=1, le=50)  # conversations.history pages searched on recovery
 
 
 class NotifySettings(_Section):
@@ -70,15 +77,40 @@ class ScheduleSettings(_Section):
     extra_cron: str = "0 13 * * *"
     timezone: str = "UTC"
     misfire_grace_s: int = Field(600, ge=1)
+    interval_s: int = Field(0, ge=0)  # > 0: run every N seconds instead of the crons (tests, demos)
 
 
 class WebSettings(_Section):
-    host: str = "127.0.0.1"
+    """The on-call web app. Read pages are open; actions need a user from `users` (bcrypt
+    hashes) or the shared `team_token`. An empty `secret_key` gets a random one per process
+    (sign-ins then end on restart), so production sets BENCHWATCH_WEB_SECRET_KEY."""
+
+    host: str = "127.0.0.1"  # loopback unless configured (the container sets 0.0.0.0)
     port: int = Field(8080, ge=0, le=65535)
-    base_url: str = "http://127.0.0.1:8080"
+    base_url: str = "http://127.0.0.1:8080"  # what Slack messages link to
     secret_key: SecretStr = SecretStr("")
     team_token: SecretStr = SecretStr("")
     users: dict[str, str] = Field(default_factory=dict)  # name -> bcrypt hash
+    session_max_age_s: int = Field(8 * 3600, ge=60)
+    cookie_secure: bool = False  # True when served over HTTPS (behind a proxy)
+    page_size: int = Field(50, ge=5, le=500)
+
+    @field_validator("users")
+    @classmethod
+    def _bcrypt_hashes(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, hashed in v.items():
+            if not _USER_NAME.fullmatch(name):
+                raise ValueError(f"user name {name!r} must be 1-64 letters, digits, . _ -")
+            if not _BCRYPT.fullmatch(hashed):
+                raise ValueError(f"user {name!r}: password must be a bcrypt hash ($2b$...)")
+        return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("web.base_url must start with http:// or https://")
+        return v.rstrip("/")
 
 
 class Settings(BaseSettings):

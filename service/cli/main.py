@@ -32,3 +32,16 @@ app.add_typer(ingest_cmds.db_app, name="db")
 app.command("ingest")(ingest_cmds.ingest)
 app.command("status")(ingest_cmds.status)
 # further command modules register below (detect/investigate/alerts, run-once/serve, on-call)
+
+from service.cli import loop_cmds  # noqa: E402  (nightly loop + on-call; issue 4)
+
+app.command("run-once")(loop_cmds.run_once_cmd)
+app.command("serve")(loop_cmds.serve_cmd)
+for _name, _fn in loop_cmds.ONCALL_COMMANDS.items():
+    app.command(_name)(_fn)
+
+from service.cli import detect_cmds  # noqa: E402  (detection and triage; issue 3)
+
+app.command("detect")(detect_cmds.detect)
+app.command("investigate")(detect_cmds.investigate_cmd)
+app.command("alerts")(detect_cmds.alerts_cmd)

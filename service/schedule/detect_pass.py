@@ -43,13 +43,13 @@ from service.store.series_reads import (
     RunRow,
     SeriesProgress,
     SeriesRef,
-    attribute_changes,
+    TrackFacts,
+    attribute_changes_of,
     load_series,
     mark_detected,
     runs_of,
     series_progress,
     series_refs,
-    shapes_near,
 )
 from service.store.tables import Alert, AlertGroup
 
@@ -114,7 +114,7 @@ class Stages:
     def __init__(self, settings: Settings, repo: Path | None) -> None:
         from service.classify import classify_group, classify_move
         from service.classify.context import MoveContext
-        from service.culprit import rank, window
+        from service.culprit import facts, rank, window
         from service.detect import detect_series, nearest_move, reconcile
 
         self.settings = settings
@@ -124,7 +124,8 @@ class Stages:
         self.rules = _slice_rules()
         self._detect, self._reconcile, self._nearest = detect_series, reconcile, nearest_move
         self._classify, self._classify_group, self._Ctx = classify_move, classify_group, MoveContext
-        self._window_fn, self._rank = window.commit_window, rank
+        self._window_fn, self._rank, self._facts_fn = window.commit_window, rank, facts.repo_fact_changes
+        self._facts: dict[tuple, tuple] = {}
         self._windows: dict[tuple[str, str], Any] = {}
         self._ranked: dict[tuple, tuple] = {}
         self._changes: dict[tuple[str, str], tuple] = {}
@@ -141,7 +142,7 @@ class Stages:
     def window(self, move: Move):
         k = (move.last_good.full_sha, move.first_bad.full_sha)
         if k not in self._windows:
-            self._windows[k] = self._window_fn(self.repo, *k)
+            self._windows[k] = self._window_fn(self.repo, *k, self.settings.helion.max_window_commits)
         return self._windows[k]
 
     def ranked(self, move: Move, kernels: tuple[str, ...]):
@@ -156,10 +157,21 @@ class Stages:
         if k not in self._changes:
             w = self.window(move)
             self._changes[k] = (
-                self._rank.find_change_commit(w, "harness"),
-                self._rank.find_change_commit(w, "runner"),
+                self._rank.find_change_commit(w, "harness", self.rules),
+                self._rank.find_change_commit(w, "runner", self.rules),
             )
         return self._changes[k]
+
+    def facts(self, move: Move):
+        """Method/runner facts read from Helion's files at both ends of the window."""
+        k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, move.key.kernel)
+        if k not in self._facts:
+            try:
+                self._facts[k] = tuple(self._facts_fn(self.repo, *k, self.rules))
+            except BenchwatchError as exc:
+                log.warning("repo facts: %s", exc.message)
+                self._facts[k] = ()
+        return self._facts[k]
 
     def context(self, **kw):
         return self._Ctx(**kw)
@@ -187,6 +199,24 @@ class SourceView:
     data: dict[int, SeriesData]
     by_track: dict[int, dict[str, SeriesRef]]
     kernels_by_platform: dict[str, set[str]]
+    facts: TrackFacts | None = None
+    _values: dict[int, dict[str, float | None]] = field(default_factory=dict)
+
+    def value_at(self, series_id: int, run_id: str) -> float | None:
+        """A series' value at one run (built once per series, then a dict lookup)."""
+        vals = self._values.get(series_id)
+        if vals is None:
+            vals = {p.run_id: p.value for p in self.data[series_id].points}
+            self._values[series_id] = vals
+        return vals.get(run_id)
+
+    def track_values(self, track_id: int, pks: tuple[int, ...]) -> dict[str, dict[int, float | None]]:
+        """metric -> run pk -> value at the given runs, for every metric of a track."""
+        out: dict[str, dict[int, float | None]] = {}
+        for metric, ref in self.by_track.get(track_id, {}).items():
+            if ref.series_id in self.data:
+                out[metric] = {pk: self.value_at(ref.series_id, self.runs[pk].run_id) for pk in pks}
+        return out
 
     @classmethod
     def load(cls, session: Session, source: str, refs: list[SeriesRef] | None = None) -> "SourceView":
@@ -202,6 +232,7 @@ class SourceView:
         return cls(
             source, runs, trend, {r.pk: i for i, r in enumerate(trend)},
             {r.run_id: pk for pk, r in runs.items()}, refs, data, dict(by_track), dict(kernels),
+            TrackFacts(session, source, runs),
         )
 
 
@@ -214,20 +245,45 @@ def _move_key(m: Move) -> tuple:
     return (m.key, m.first_bad.run_id, m.direction)
 
 
-def _peers(move: Move, all_moves: Iterable[Move], view: SourceView, tolerance: int = 1) -> tuple[Move, ...]:
+def _peers(move: Move, all_moves: Sequence[Move], view: SourceView, tolerance: int = 1) -> tuple[Move, ...]:
     """Live moves of other series whose first-bad run is the same nightly (± tolerance)."""
+    index = _night_index(all_moves, view)
     me = view.ordinal.get(view.pk_of.get(move.first_bad.run_id, -1))
+    if me is None:
+        near = index["runs"].get(move.first_bad.run_id, ())
+    else:
+        near = [m for o in range(me - tolerance, me + tolerance + 1) for m in index["nights"].get(o, ())]
+        near += index["runs"].get(move.first_bad.run_id, ()) if me not in index["nights"] else []
+    seen: set[int] = set()
     out = []
-    for m in all_moves:
-        if m.key == move.key or m.state == "retracted":
+    for m in near:
+        if m.key == move.key or m.state == "retracted" or id(m) in seen:
             continue
-        if m.first_bad.run_id == move.first_bad.run_id:
-            out.append(m)
-            continue
-        other = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
-        if me is not None and other is not None and abs(me - other) <= tolerance:
-            out.append(m)
+        seen.add(id(m))
+        out.append(m)
     return tuple(out)
+
+
+_INDEX_CACHE: dict[int, tuple[Sequence[Move], dict]] = {}
+
+
+def _night_index(all_moves: Sequence[Move], view: SourceView) -> dict:
+    """Moves by trend-night ordinal and by first-bad run id, built once per list of moves."""
+    hit = _INDEX_CACHE.get(id(view))
+    if hit is not None and hit[0] is all_moves:
+        return hit[1]
+    nights: dict[int, list[Move]] = defaultdict(list)
+    runs: dict[str, list[Move]] = defaultdict(list)
+    for m in all_moves:
+        o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
+        if o is not None:
+            nights[o].append(m)
+        else:
+            runs[m.first_bad.run_id].append(m)
+    index = {"nights": nights, "runs": runs}
+    _INDEX_CACHE.clear()
+    _INDEX_CACHE[id(view)] = (all_moves, index)
+    return index
 
 
 def build_context(
@@ -246,21 +302,30 @@ def build_context(
         metric: view.data[r.series_id] for metric, r in track.items() if metric != ref.key.metric
     }
     platforms = {p for p in view.kernels_by_platform}
-    kernels = tuple(sorted({ref.key.kernel}))
+    peers = _peers(move, all_moves, view)
+    # the culprit search looks for every kernel of the platform that stepped with this one
+    kernels = tuple(sorted({ref.key.kernel} | {
+        m.key.kernel for m in peers if m.key.platform_short == ref.key.platform_short
+    }))
     harness, runner = stages.change_commits(move)
     return stages.context(
         move=move,
         siblings=siblings,
-        peer_moves=_peers(move, all_moves, view),
+        peer_moves=peers,
         platform_kernel_count=len(view.kernels_by_platform.get(ref.key.platform_short, ())),
         other_platforms_count=len(platforms - {ref.key.platform_short}),
-        shapes_before=shapes_near(session, ref.track_id, lg_pk, side="before"),
-        shapes_after=shapes_near(session, ref.track_id, fb_pk, side="after"),
-        attribute_changes=tuple(attribute_changes(session, ref.track_id, lg_pk, fb_pk)),
+        shapes_before=view.facts.shapes_near(ref.track_id, lg_pk, side="before"),
+        shapes_after=view.facts.shapes_near(ref.track_id, fb_pk, side="after"),
+        attribute_changes=tuple(attribute_changes_of(
+            view.facts.events.get(ref.track_id, ()), view.track_values(ref.track_id, (lg_pk, fb_pk)),
+            view.runs, lg_pk, fb_pk,
+        )),
         window=stages.window(move),
         candidates=stages.ranked(move, kernels),
         harness_commit=harness,
         runner_commit=runner,
+        repo_facts=stages.facts(move),
+        series=view.data[ref.series_id],
     )
 
 
@@ -348,6 +413,7 @@ def _detect_source(
 
     # 2. classify + store the moves of the changed series
     touched_groups: set[int] = set()
+    bumps: set[int] = set()
     for sid in sorted(changed):
         ref = ref_by_id[sid]
         for move in moves.get(sid, []):
@@ -373,18 +439,22 @@ def _detect_source(
             if a is not None and a.group_id is not None:
                 touched_groups.add(a.group_id)
             if out.visible and a is not None and a.group_id is not None:
-                _pending_bumps.add(a.group_id)
+                bumps.add(a.group_id)
     session.flush()
 
     # 3. regroup every live alert of the source (cheap: a few hundred rows at most)
-    _regroup(session, stages, view, now, summary, touched_groups)
-
-
-_pending_bumps: set[int] = set()
+    _regroup(session, stages, view, now, summary, touched_groups, bumps)
 
 
 def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
-             summary: DetectSummary, touched: set[int]) -> None:
+             summary: DetectSummary, touched: set[int], bumps: set[int]) -> None:
+    """Group every live alert of the source again and upsert the groups.
+
+    Platform groups hold alerts; a cross-platform parent (several platforms stepped on one
+    nightly) holds the platform groups as children, never the alerts themselves, so each
+    alert sits in exactly one platform group and Slack gets one message per group.
+    ``bumps``: groups whose members changed visibly this pass (their message must be edited).
+    """
     alerts = [
         a for a in session.scalars(
             select(Alert).where(Alert.series_id.in_([r.series_id for r in view.refs])).order_by(Alert.id)
@@ -405,21 +475,26 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     groups = group_moves([m for m, _ in members])
     cls_of = {_move_key(m): c for m, c in members}
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
-    for group in groups:
+    stored_of: dict[int, tuple[int, bool]] = {}  # id(MoveGroup) -> (AlertGroup id, bumped)
+    for group in groups:  # platform groups come before their parent
         gmoves = list(_group_members(group))
         verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves])
-        alert_rows = [by_move[_move_key(m)] for m in gmoves]
         fb_pk = _group_first_bad(gmoves, view)
-        bump = any(a.group_id in _pending_bumps for a in alert_rows)
-        platforms = sorted({m.key.platform_short for m in gmoves})
-        rec = GroupRecord(
-            view.source, fb_pk, platforms[0] if len(platforms) == 1 else None,
-            _verdict_cause(verdict), _verdict_confidence(verdict), _verdict_evidence(verdict),
-            group_state(m.state for m in gmoves), tuple(a.id for a in alert_rows),
-        )
+        state = group_state(m.state for m in gmoves)
+        cause, conf, evidence = _verdict_cause(verdict), _verdict_confidence(verdict), _verdict_evidence(verdict)
+        if getattr(group, "platform_short", "") is None:
+            kids = [stored_of[id(c)] for c in getattr(group, "children", ()) if id(c) in stored_of]
+            rec = GroupRecord(view.source, fb_pk, None, cause, conf, evidence, state,
+                              child_ids=tuple(k[0] for k in kids))
+            bump = any(k[1] for k in kids)
+        else:
+            alert_rows = [by_move[_move_key(m)] for m in gmoves]
+            rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
+                              state, tuple(a.id for a in alert_rows))
+            bump = any(a.group_id in bumps for a in alert_rows)
         g, bumped = upsert_group(session, rec, now, members_changed=bump)
+        stored_of[id(group)] = (g.id, bumped)
         summary.groups_bumped += bumped
-    _pending_bumps.clear()
     session.flush()
     retire_empty_groups(session, old_groups, now)
 

@@ -17,7 +17,7 @@ from service.errors import BenchwatchError
 from service.records import CAUSES, RankedCommit, RunRef
 from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
 
-STATUSES = ("open", "acknowledged", "resolved")
+STATUSES = ("open", "acknowledged", "resolved", "dismissed")
 
 
 def iso(dt: datetime | None) -> str | None:

@@ -130,14 +130,20 @@ def load_series(
     for sid, run_pk, value in session.execute(q):
         if sid in wanted:
             raw[sid].append((run_pk, value))
+    # rank every run once by (date, run_id); sorting small ints per series is cheap
+    rank: dict[str, dict[int, int]] = {}
+    for src, rmap in runs.items():
+        order = sorted(rmap, key=lambda pk: (rmap[pk].date, rmap[pk].run_id))
+        rank[src] = {pk: i for i, pk in enumerate(order)}
     out: dict[int, SeriesData] = {}
     for sid, ref in wanted.items():
-        rmap = runs[ref.key.source]
+        rmap, rk = runs[ref.key.source], rank[ref.key.source]
+        items = raw.get(sid, [])
+        items.sort(key=lambda t: rk[t[0]])
         pts = []
-        for run_pk, value in raw.get(sid, ()):
+        for run_pk, value in items:
             r = rmap[run_pk]
             pts.append(SeriesPoint(r.run_id, r.sha, r.full_sha, r.date, value, r.is_trend))
-        pts.sort(key=lambda p: (p.date, p.run_id))
         out[sid] = SeriesData(ref.key, tuple(pts))
     return out
 
@@ -235,40 +241,59 @@ def _between(rows: dict[int, RunRow], lo: int, hi: int) -> set[int]:
     return {pk for pk, r in rows.items() if a < r.date <= b}
 
 
+@dataclass(frozen=True)
+class LoggedEvent:
+    run_pk: int | None
+    attribute: str
+    old: str | None
+    new: str | None
+
+
 def attribute_changes(
-    session: Session, track_id: int, last_good_pk: int, first_bad_pk: int
+    session: Session, track_id: int, last_good_pk: int, first_bad_pk: int,
+    rows: dict[int, RunRow] | None = None,
 ) -> list[AttributeChange]:
-    """What about the track itself changed across the step: logged TrackEvents, a flip of the
-    pretuned per-run `cudagraph` flag, and a change in the set of `baseline:*` series reporting.
-    """
+    """What about the track itself changed across the step (see `attribute_changes_of`)."""
     source = session.scalar(select(Track.source).where(Track.id == track_id))
     if source is None:
         return []
-    rows = runs_of(session, source)
-    if last_good_pk not in rows or first_bad_pk not in rows:
-        return []
-    window = _between(rows, last_good_pk, first_bad_pk)
-    out: list[AttributeChange] = []
-    for ev in session.scalars(
-        select(TrackEvent).where(TrackEvent.track_id == track_id).order_by(TrackEvent.id)
-    ):
-        if ev.run_pk is not None and ev.run_pk in window:
-            out.append(
-                AttributeChange(
-                    ev.attribute, ev.old_value, ev.new_value, rows[ev.run_pk].run_id,
-                    f"{ev.attribute} changed from {ev.old_value} to {ev.new_value}",
-                )
-            )
+    rows = rows if rows is not None else runs_of(session, source)
+    events = [
+        LoggedEvent(ev.run_pk, ev.attribute, ev.old_value, ev.new_value)
+        for ev in session.scalars(
+            select(TrackEvent).where(TrackEvent.track_id == track_id).order_by(TrackEvent.id)
+        )
+    ]
     per_metric: dict[str, dict[int, float | None]] = defaultdict(dict)
     for metric, pk, value in session.execute(
         select(Series.metric, Point.run_pk, Point.value)
         .join(Point, Point.series_id == Series.id)
-        .where(
-            Series.track_id == track_id,
-            Point.run_pk.in_([last_good_pk, first_bad_pk]),
-        )
+        .where(Series.track_id == track_id, Point.run_pk.in_([last_good_pk, first_bad_pk]))
     ):
         per_metric[metric][pk] = value
+    return attribute_changes_of(events, per_metric, rows, last_good_pk, first_bad_pk)
+
+
+def attribute_changes_of(
+    events: Sequence[LoggedEvent], per_metric: dict[str, dict[int, float | None]],
+    rows: dict[int, RunRow], last_good_pk: int, first_bad_pk: int,
+) -> list[AttributeChange]:
+    """Logged TrackEvents inside the window, a flip of the pretuned per-run `cudagraph` flag,
+    and a change in the set of `baseline:*` series reporting (``per_metric``: metric -> run pk
+    -> value at the two ends). Pure, so the detect pass can feed it preloaded data.
+    """
+    if last_good_pk not in rows or first_bad_pk not in rows:
+        return []
+    window = _between(rows, last_good_pk, first_bad_pk)
+    out: list[AttributeChange] = []
+    for ev in events:
+        if ev.run_pk is not None and ev.run_pk in window:
+            out.append(
+                AttributeChange(
+                    ev.attribute, ev.old, ev.new, rows[ev.run_pk].run_id,
+                    f"{ev.attribute} changed from {ev.old} to {ev.new}",
+                )
+            )
     flags = per_metric.get("cudagraph", {})
     old, new = flags.get(last_good_pk), flags.get(first_bad_pk)
     if old is not None and new is not None and old != new:
@@ -300,6 +325,62 @@ def attribute_changes(
             )
         )
     return out
+
+
+class TrackFacts:
+    """Shape rows and logged attribute events of a whole source, loaded in two queries.
+
+    The detect pass asks, for every move, which shapes ran either side of the step and what
+    about the track changed; one query per question per move was most of a pass's time.
+    """
+
+    def __init__(self, session: Session, source: str, rows: dict[int, RunRow]) -> None:
+        self._session = session
+        self.rows = rows
+        self.shape_runs: dict[int, list[tuple[datetime, int]]] = defaultdict(list)
+        for track_id, run_pk_ in session.execute(
+            select(ShapeValue.track_id, ShapeValue.run_pk)
+            .join(Track, Track.id == ShapeValue.track_id)
+            .where(Track.source == source)
+            .distinct()
+        ):
+            if run_pk_ in rows:
+                self.shape_runs[track_id].append((rows[run_pk_].date, run_pk_))
+        for runs in self.shape_runs.values():
+            runs.sort()
+        self.events: dict[int, list[LoggedEvent]] = defaultdict(list)
+        for ev in session.scalars(
+            select(TrackEvent).join(Track, Track.id == TrackEvent.track_id)
+            .where(Track.source == source).order_by(TrackEvent.id)
+        ):
+            self.events[ev.track_id].append(LoggedEvent(ev.run_pk, ev.attribute, ev.old_value, ev.new_value))
+        self._shapes: dict[tuple[int, int], tuple[str, ...] | None] = {}
+
+    def shapes_near(self, track_id: int, run_pk_: int, *, side: str) -> tuple[str, ...] | None:
+        """Same answer as `shapes_near`, from the preloaded index."""
+        if side not in ("before", "after"):
+            raise ValueError(f"side must be 'before' or 'after', not {side!r}")
+        anchor = self.rows.get(run_pk_)
+        runs = self.shape_runs.get(track_id)
+        if anchor is None or not runs:
+            return None
+        pick = None
+        if side == "before":
+            for date, pk in reversed(runs):
+                if date <= anchor.date:
+                    pick = pk
+                    break
+        else:
+            for date, pk in runs:
+                if date >= anchor.date:
+                    pick = pk
+                    break
+        if pick is None:
+            return None
+        key = (track_id, pick)
+        if key not in self._shapes:
+            self._shapes[key] = shapes_at(self._session, track_id, pick)
+        return self._shapes[key]
 
 
 # --- incremental detection bookkeeping ----------------------------------------------------

@@ -1,0 +1,148 @@
+"""`benchwatch detect`, `investigate` and `alerts`: the triage a person used to do by hand."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from service.cli.context import STATE, handles_errors
+from service.records import CAUSES
+from service.schedule.detect_pass import detect_pass, resolve_repo
+from service.schedule.investigate import Question, investigate, parse_day
+from service.store.alert_reads import list_alerts
+from service.store.series_reads import load_one
+from service.records import SeriesKey
+
+CAUSE_WORDS = {
+    "real": "Real regression",
+    "method_change": "Benchmark method change",
+    "hardware": "Hardware issue",
+    "noise": "Noise",
+}
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+class TextOrJson(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class TableOrJson(str, Enum):
+    table = "table"
+    json = "json"
+
+
+@handles_errors
+def detect(
+    repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
+) -> None:
+    """Detect + classify every series with new nightly data; store moves, groups and evidence."""
+    settings = STATE.settings()
+    summary = detect_pass(STATE.store(), settings, resolve_repo(settings, repo))
+    typer.echo(summary.line())
+
+
+def _spark(values: list[float | None]) -> str:
+    nums = [v for v in values if v is not None]
+    if not nums:
+        return ""
+    lo, hi = min(nums), max(nums)
+    span = (hi - lo) or 1.0
+    return "".join("×" if v is None else SPARK[int((v - lo) / span * (len(SPARK) - 1))] for v in values)
+
+
+def _describe(obj: dict, series_line: str) -> str:
+    lines = [f"{obj['kernel']} on {obj['platform_short']} ({obj['source']}, {obj['metric']})"]
+    if series_line:
+        lines.append("  " + series_line)
+    fb = obj["first_bad"]
+    if fb is None:
+        lines.append(f"  verdict: {CAUSE_WORDS['noise']}: no persistent step near the date")
+    else:
+        lg = obj["last_good"]
+        lines.append(
+            f"  verdict: {CAUSE_WORDS[obj['cause']]} ({obj['direction']}, {obj['change_pct']:+.1f}%, "
+            f"confidence {obj['confidence']:.2f})"
+        )
+        lines.append(
+            f"  step: {obj['before']:.4g} -> {obj['after']:.4g}; last good {lg['sha']} {lg['date'][:10]}, "
+            f"first bad {fb['sha']} {fb['date'][:10]}"
+        )
+    if obj["true_speedup"] is not None:
+        lines.append(f"  honest value: {obj['true_speedup']:.4g} ({obj['true_speedup_reason']})")
+    lines.append("  evidence:")
+    for e in obj["evidence"]:
+        lines.append(f"    - [{e['verdict']}] {e['check']}: {e['detail']}")
+    for label in ("culprit", "change_commit"):
+        c = obj.get(label)
+        if c:
+            lines.append(f"  {label.replace('_', ' ')}: {c['sha']} {c['subject']} ({'; '.join(c['reasons'][:3])})")
+    if obj["related"]:
+        rel = ", ".join(f"{r['kernel']}@{r['platform_short']} {r['change_pct']:+.1f}%" for r in obj["related"][:8])
+        lines.append(f"  moved on the same run: {rel}")
+    return "\n".join(lines)
+
+
+@handles_errors
+def investigate_cmd(
+    platform: str = typer.Option(..., "--platform", help="platform_short, e.g. b200"),
+    date: str = typer.Option(..., "--date", help="YYYY-MM-DD"),
+    kernel: Optional[str] = typer.Option(None, "--kernel"),
+    source: str = typer.Option("dashboard", "--source", help="dashboard or pretuned"),
+    metric: Optional[str] = typer.Option(None, "--metric", help="default: the headline speedup"),
+    repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
+    window_days: int = typer.Option(7, "--window-days", help="look this many nightlies either side"),
+    format: TextOrJson = typer.Option(TextOrJson.text, "--format"),
+) -> None:
+    """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
+    settings = STATE.settings()
+    q = Question(source, platform, kernel, metric, parse_day(date), window_days)
+    store = STATE.store()
+    found = investigate(store, settings, q, resolve_repo(settings, repo))
+    if format is TextOrJson.json:
+        typer.echo(json.dumps(found[0] if kernel else found, indent=1))
+        return
+    blocks = []
+    with store.session() as session:
+        for obj in found:
+            spark = ""
+            loaded = load_one(session, SeriesKey(obj["source"], obj["platform_short"], obj["kernel"], obj["metric"]))
+            if loaded is not None:
+                pts = [p for p in loaded[1].points if p.is_trend
+                       and abs((p.date.date() - q.day).days) <= window_days]
+                spark = f"{pts[0].date:%m-%d} {_spark([p.value for p in pts])} {pts[-1].date:%m-%d}" if pts else ""
+            blocks.append(_describe(obj, spark))
+    typer.echo("\n\n".join(blocks))
+
+
+@handles_errors
+def alerts_cmd(
+    status: str = typer.Option("open", "--status", help="open, acknowledged, resolved or all"),
+    platform: Optional[str] = typer.Option(None, "--platform"),
+    cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
+    source: Optional[str] = typer.Option(None, "--source"),
+    format: TableOrJson = typer.Option(TableOrJson.table, "--format"),
+) -> None:
+    """The on-call queue: flagged moves with their cause, evidence and status."""
+    with STATE.store().session() as session:
+        rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    if format is TableOrJson.json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    table = Table(title=f"alerts ({status})")
+    for col in ("id", "group", "cause", "state", "status", "platform", "kernel", "metric", "change", "first bad", "culprit"):
+        table.add_column(col)
+    for a in rows:
+        c = a["culprit"] or a["change_commit"]
+        table.add_row(
+            str(a["id"]), str(a["group_id"] or "-"), a["cause"], a["state"], a["status"], a["platform_short"],
+            a["kernel"], a["metric"], f"{a['change_pct']:+.1f}%",
+            f"{a['first_bad']['sha']} {a['first_bad']['date'][:10]}",
+            f"{c['sha']} {c['subject'][:40]}" if c else "-",
+        )
+    Console(width=200).print(table)

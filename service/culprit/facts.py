@@ -1,0 +1,404 @@
+"""Facts read from Helion's repo files at both ends of a window: did the method or the runner change?
+
+Files are read with ``git show sha:path`` and *parsed* (``ast`` for ``benchmarks/run.py``,
+YAML for workflows), never imported or executed: the clone is outside code. A file that is
+missing or does not parse at either end yields no fact for that file (never an exception),
+because a missing fact only weakens the evidence while a crash would stop the nightly pass.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator
+
+import yaml
+
+from service.culprit import git
+from service.culprit.rules import SliceRules, load_rules
+from service.errors import BenchwatchError
+from service.records import FactChange
+
+RUN_PY = "benchmarks/run.py"
+DISPATCH = ".github/workflows/benchmark_dispatch.yml"
+WORKFLOWS = ".github/workflows"
+
+# platform_short -> the benchmark_dispatch inputs whose `default:` lists the kernels it runs.
+PLATFORM_KERNEL_INPUTS: dict[str, tuple[str, ...]] = {
+    "h100": ("kernels", "kernels_linattn"),
+    "b200": ("kernels", "kernels_linattn"),
+    "b200_cute": ("kernels_cute",),
+    "mi350x": ("kernels",),
+    "tpu": ("kernels_tpu", "kernels_tpu_bridge"),
+}
+
+_RUNNER_KEYS = ("runs-on", "runner", "runner-label", "runner_label")
+_TOOLCHAIN_KEYS = (
+    "image", "docker-image", "container-image", "runtime-version", "cuda-version", "rocm-version",
+    "torch-version", "pytorch-version", "triton-version", "driver-version",
+)
+_ALIAS_KEYS = ("alias", "platform", "platform_short", "platform-short")
+_BACKEND_KEYS = ("backend", "helion-backend", "helion_backend", "HELION_BACKEND")
+_PIN_PATTERNS = (
+    re.compile(r"\b(?:torch|pytorch|pytorch-triton|triton|jax|libtpu|torch_xla|torch-xla)\s*(?:==|>=|<=|~=)\s*[\w.+-]+"),
+    re.compile(r"\bnvidia/cuda:[\w.-]+"),
+    re.compile(r"\brocm/[\w.-]+:[\w.-]+"),
+    re.compile(r"/whl/(?:nightly/|test/)?(?:cu\d{2,3}|rocm\d+(?:\.\d+)*)\b"),
+)
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def _show(repo: Path, sha: str, path: str) -> str | None:
+    """A file at a commit: immutable, so cached (one detect pass asks for the same few files
+    at the same few commits for every kernel of a window)."""
+    try:
+        return git.show_file(repo, sha, path)
+    except BenchwatchError:
+        return None
+
+
+# --- benchmarks/run.py ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def kernel_mappings(source: str) -> dict[str, Any] | None:
+    """The ``KERNEL_MAPPINGS`` literal of a run.py, or None when it is absent or not parseable.
+
+    Entries that are not literals are skipped one by one rather than losing the whole table.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if not (isinstance(target, ast.Name) and target.id == "KERNEL_MAPPINGS"):
+            continue
+        if not isinstance(value, ast.Dict):
+            return None
+        out: dict[str, Any] = {}
+        for k, v in zip(value.keys, value.values):
+            try:
+                key = ast.literal_eval(k) if k is not None else None
+                val = ast.literal_eval(v)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(key, str):
+                out[key] = val
+        return out
+    return None
+
+
+def entry_args(entry: Any) -> dict[str, Any]:
+    """The args dict of a KERNEL_MAPPINGS entry (its last element when that is a dict)."""
+    if isinstance(entry, (tuple, list)) and entry and isinstance(entry[-1], dict):
+        return entry[-1]
+    return {}
+
+
+def _drops_cudagraph(args: dict[str, Any]) -> bool:
+    flags = args.get("remove_flags") or ()
+    return isinstance(flags, (list, tuple)) and "--cudagraph" in flags
+
+
+def _run_py_facts(old: str | None, new: str | None, kernel: str) -> list[FactChange]:
+    if old is None or new is None:
+        return []
+    before, after = kernel_mappings(old), kernel_mappings(new)
+    if before is None or after is None or kernel not in before or kernel not in after:
+        return []
+    a, b = entry_args(before[kernel]), entry_args(after[kernel])
+    out = []
+    if _drops_cudagraph(a) != _drops_cudagraph(b):
+        now = "no longer CUDA-graph timed (remove_flags --cudagraph added)" if _drops_cudagraph(b) else (
+            "CUDA-graph timed again (remove_flags --cudagraph removed)"
+        )
+        out.append(FactChange(
+            kind="cudagraph_flag", detail=f"{RUN_PY}: {kernel} speedup is {now}", suggests="method_change",
+            path=RUN_PY, old="no cudagraph" if _drops_cudagraph(a) else "cudagraph",
+            new="no cudagraph" if _drops_cudagraph(b) else "cudagraph",
+        ))
+    if a.get("num_inputs") != b.get("num_inputs"):
+        old_n = "default" if a.get("num_inputs") is None else str(a.get("num_inputs"))
+        new_n = "default" if b.get("num_inputs") is None else str(b.get("num_inputs"))
+        out.append(FactChange(
+            kind="num_inputs", detail=f"{RUN_PY}: {kernel} num_inputs {old_n} -> {new_n} (different input shapes)",
+            suggests="method_change", path=RUN_PY, old=old_n, new=new_n,
+        ))
+    return out
+
+
+# --- workflows --------------------------------------------------------------------------------
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x the pure-Python parser
+
+
+@lru_cache(maxsize=256)
+def _load_yaml(text: str | None) -> Any:
+    """Parsed workflow text, cached by content; callers only read the result."""
+    if text is None:
+        return None
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 (a safe loader)
+    except yaml.YAMLError:
+        return None
+
+
+def dispatch_kernel_defaults(doc: Any) -> dict[str, set[str]]:
+    """``kernels*`` input name -> kernels in its ``default:`` string (workflow_dispatch/call inputs)."""
+    if not isinstance(doc, dict):
+        return {}
+    on = doc.get("on", doc.get(True))  # PyYAML reads a bare `on:` key as the boolean True
+    out: dict[str, set[str]] = {}
+    if not isinstance(on, dict):
+        return out
+    for trigger in ("workflow_dispatch", "workflow_call"):
+        spec = on.get(trigger)
+        inputs = spec.get("inputs") if isinstance(spec, dict) else None
+        if not isinstance(inputs, dict):
+            continue
+        for name, body in inputs.items():
+            if isinstance(name, str) and name.startswith("kernels") and isinstance(body, dict):
+                default = body.get("default")
+                if isinstance(default, str) and name not in out:
+                    out[name] = {k.strip() for k in default.split(",") if k.strip()}
+    return out
+
+
+def _platform_kernels(defaults: dict[str, set[str]], platform: str) -> set[str] | None:
+    names = [n for n in PLATFORM_KERNEL_INPUTS.get(platform, ("kernels",)) if n in defaults]
+    if not names:
+        return None
+    return set().union(*(defaults[n] for n in names))
+
+
+def _dispatch_facts(old: str | None, new: str | None, platform: str, kernel: str) -> list[FactChange]:
+    before = _platform_kernels(dispatch_kernel_defaults(_load_yaml(old)), platform)
+    after = _platform_kernels(dispatch_kernel_defaults(_load_yaml(new)), platform)
+    if before is None or after is None:
+        return []
+    inputs = "/".join(PLATFORM_KERNEL_INPUTS.get(platform, ("kernels",)))
+    if kernel in before and kernel not in after:
+        return [FactChange(
+            kind="kernel_dropped", detail=f"{DISPATCH}: {platform} no longer runs {kernel} (removed from {inputs} default)",
+            suggests="method_change", path=DISPATCH, old="runs", new="not run",
+        )]
+    if kernel not in before and kernel in after:
+        return [FactChange(
+            kind="kernel_added", detail=f"{DISPATCH}: {platform} now runs {kernel} (added to {inputs} default)",
+            suggests="method_change", path=DISPATCH, old="not run", new="runs",
+        )]
+    return []
+
+
+def _scalar(v: Any) -> str | None:
+    if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+        s = str(v).strip()
+        return None if not s or "${{" in s else s
+    if isinstance(v, list):
+        parts = [p for p in (_scalar(x) for x in v) if p]
+        return ",".join(parts) if parts and len(parts) == len(v) else None
+    return None
+
+
+def _platform_of(mapping: dict, inherited: str | None) -> str | None:
+    alias = next((_scalar(mapping[k]) for k in _ALIAS_KEYS if k in mapping and _scalar(mapping[k])), None)
+    env = mapping.get("env") if isinstance(mapping.get("env"), dict) else {}
+    backend = next(
+        (_scalar(src[k]) for src in (mapping, env) for k in _BACKEND_KEYS if k in src and _scalar(src[k])), None
+    )
+    if alias is None:
+        return inherited
+    alias = alias.lower()
+    if backend and backend.lower() not in ("triton", "") and not alias.endswith(f"_{backend.lower()}"):
+        alias = f"{alias}_{backend.lower()}"
+    return alias
+
+
+_MAX_DEPTH = 40  # real workflows nest < 10 deep
+_MAX_NODES = 50_000  # YAML aliases can make a small file a huge (or cyclic) tree: stop walking early
+
+
+def _walk(
+    node: Any, platform: str | None, depth: int = 0, budget: list[int] | None = None
+) -> Iterator[tuple[str | None, str, Any]]:
+    """Yield (platform or None, key, value) for every keyed leaf of a workflow tree.
+
+    The platform comes from the nearest enclosing mapping with an ``alias`` (plus ``backend``),
+    so matrix ``include`` entries and reusable-workflow ``with:`` blocks are both understood.
+    """
+    budget = budget if budget is not None else [_MAX_NODES]
+    budget[0] -= 1
+    if depth > _MAX_DEPTH or budget[0] < 0:
+        return
+    if isinstance(node, dict):
+        here = _platform_of(node, platform)
+        for k, v in node.items():
+            if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v)):
+                yield from _walk(v, here, depth + 1, budget)
+            elif isinstance(k, str):
+                yield here, k, v
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item, platform, depth + 1, budget)
+
+
+def _label_platforms(value: str, rules: SliceRules) -> set[str]:
+    """Platforms whose device hints are a part of a runner label (linux.dgx.b200 -> b200, b200_cute)."""
+    parts = {p for p in re.split(r"[.\-_,\s/:]+", value.lower()) if p}
+    return {name for name, pr in rules.platforms.items() if parts & set(pr.hints)}
+
+
+def _family_applies(pin: str, platform: str) -> bool:
+    """Does a pin found outside any platform's job apply to ``platform``? (CUDA/ROCm/TPU families)."""
+    low = pin.lower()
+    nvidia = "cuda" in low or re.search(r"(?:/|\b)cu\d{2,3}\b", low) is not None
+    amd = "rocm" in low
+    tpu = any(w in low for w in ("jax", "libtpu", "xla"))
+    if not (nvidia or amd or tpu):
+        return True
+    return (
+        (platform in ("h100", "b200", "b200_cute") and nvidia)
+        or (platform == "mi350x" and amd)
+        or (platform == "tpu" and tpu)
+    )
+
+
+def _workflow_settings(
+    docs: dict[str, Any], platform: str, rules: SliceRules
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(runner labels, toolchain values) that apply to ``platform``, keyed by workflow path."""
+    runners: dict[str, set[str]] = {}
+    tools: dict[str, set[str]] = {}
+    by_len = sorted(rules.platforms, key=len, reverse=True)
+    for path, doc in docs.items():
+        jobs = doc.get("jobs") if isinstance(doc, dict) else None
+        if not isinstance(jobs, dict):
+            continue
+        for job_name, job in jobs.items():
+            if not isinstance(job, dict):
+                continue
+            jn = str(job_name).lower().replace("-", "_")
+            job_platform = next((p for p in by_len if jn.endswith(p)), None)
+            for plat, key, value in _walk(job, job_platform):
+                if key in _RUNNER_KEYS or key in _TOOLCHAIN_KEYS or key == "container":
+                    text = _scalar(value)
+                    if not text:
+                        continue
+                    if key in _RUNNER_KEYS:
+                        targets = {plat} if plat else _label_platforms(text, rules)
+                        if platform in targets:
+                            runners.setdefault(path, set()).add(text)
+                        continue
+                    name = "image" if key == "container" else key
+                    if (plat == platform) or (plat is None and _family_applies(text, platform)):
+                        tools.setdefault(path, set()).add(f"{name}: {text}")
+                    continue
+                if not isinstance(value, str) or (plat is not None and plat != platform):
+                    continue
+                for pat in _PIN_PATTERNS:
+                    for m in pat.finditer(value):
+                        pin = m.group(0)
+                        if plat == platform or _family_applies(pin, platform):
+                            tools.setdefault(path, set()).add(pin)
+    return runners, tools
+
+
+@lru_cache(maxsize=128)
+def _benchmark_workflows(repo: Path, sha: str) -> dict[str, str]:
+    try:
+        names = git.list_dir(repo, sha, WORKFLOWS)
+    except BenchwatchError:
+        return {}
+    out = {}
+    for path in names:
+        name = PurePosixPath(path).name
+        if name.startswith("benchmark") and name.endswith((".yml", ".yaml")):
+            text = _show(repo, sha, path)
+            if text is not None:
+                out[path] = text
+    return out
+
+
+def _fmt(values: set[str]) -> str:
+    return ", ".join(sorted(values)) if values else "(none)"
+
+
+def _workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules) -> list[FactChange]:
+    texts_old, texts_new = _benchmark_workflows(repo, lg), _benchmark_workflows(repo, fb)
+    docs_old = {p: d for p, t in texts_old.items() if isinstance(d := _load_yaml(t), dict)}
+    docs_new = {p: d for p, t in texts_new.items() if isinstance(d := _load_yaml(t), dict)}
+    # only files that parse at both ends are compared: a broken or new file is no evidence
+    common = sorted(set(docs_old) & set(docs_new))
+    run_old, tool_old = _workflow_settings({p: docs_old[p] for p in common}, platform, rules)
+    run_new, tool_new = _workflow_settings({p: docs_new[p] for p in common}, platform, rules)
+    out: list[FactChange] = []
+    for path in common:
+        a, b = run_old.get(path, set()), run_new.get(path, set())
+        if a != b and a and b:
+            out.append(FactChange(
+                kind="runner_label", detail=f"{path}: {platform} runner label {_fmt(a)} -> {_fmt(b)}",
+                suggests="hardware", path=path, old=_fmt(a), new=_fmt(b),
+            ))
+    for path in common:
+        a, b = tool_old.get(path, set()), tool_new.get(path, set())
+        if a != b and (a or b):
+            gone, came = a - b, b - a
+            out.append(FactChange(
+                kind="toolchain", detail=f"{path}: {platform} toolchain {_fmt(gone)} -> {_fmt(came)}",
+                suggests="hardware", path=path, old=_fmt(gone), new=_fmt(came),
+            ))
+    return out
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def repo_fact_changes(
+    repo: Path | None, last_good_full: str, first_bad_full: str, platform_short: str, kernel: str,
+    rules: SliceRules | None = None,
+) -> list[FactChange]:
+    """Method/runner facts that differ between the two ends of a window ([] without a clone)."""
+    if repo is None:
+        return []
+    lg, fb = git.validate_sha(last_good_full), git.validate_sha(first_bad_full)
+    if lg == fb:
+        return []
+    try:
+        if not (git.has_commit(repo, lg) and git.has_commit(repo, fb)):
+            return []
+    except BenchwatchError:
+        return []
+    key = (str(repo), lg, fb, platform_short, kernel, id(rules))
+    if key not in _FACTS:
+        if len(_FACTS) > 8192:
+            _FACTS.clear()
+        _FACTS[key] = tuple(_fact_changes(repo, lg, fb, platform_short, kernel, rules))
+    return list(_FACTS[key])
+
+
+_FACTS: dict[tuple, tuple[FactChange, ...]] = {}  # both ends present: the files there never change
+
+
+def _fact_changes(
+    repo: Path, lg: str, fb: str, platform_short: str, kernel: str, rules: SliceRules | None
+) -> list[FactChange]:
+    try:
+        rules = rules or load_rules()
+    except BenchwatchError:
+        rules = None  # type: ignore[assignment]
+    out = _run_py_facts(_show(repo, lg, RUN_PY), _show(repo, fb, RUN_PY), kernel)
+    out += _dispatch_facts(_show(repo, lg, DISPATCH), _show(repo, fb, DISPATCH), platform_short, kernel)
+    if rules is not None:
+        out += _workflow_facts(repo, lg, fb, platform_short, rules)
+    return out

@@ -1,0 +1,177 @@
+"""The only place benchwatch runs git: validated arguments, no shell, no user config, a timeout.
+
+Why so strict: shas and paths come from downloaded dashboard JSON and config files. Every sha
+goes through ``validate_sha`` and every path through ``validate_path`` before it reaches an
+argument list, and git runs with ``--no-pager``, no global/system config (no aliases, hooks
+paths, pagers or credential helpers from the user) and no terminal prompts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from service.errors import BenchwatchError
+
+DEFAULT_TIMEOUT_S = 60.0
+FETCH_TIMEOUT_S = 300.0
+MAX_SHOW_BYTES = 8_000_000  # a Helion workflow or run.py is ~100 kB; refuse anything absurd
+
+_SHA = re.compile(r"[0-9a-f]{7,40}")
+_REMOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_PATH_PART = re.compile(r"[A-Za-z0-9_.+@][A-Za-z0-9_.+@ -]*")
+
+
+def _short(text: object, limit: int = 60) -> str:
+    s = repr(text)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def validate_sha(s: str) -> str:
+    """Return ``s`` if it is 7-40 lowercase hex digits; otherwise refuse it (before any git call)."""
+    if not isinstance(s, str) or not _SHA.fullmatch(s):
+        raise BenchwatchError(f"not a commit sha (7-40 lowercase hex): {_short(s)}")
+    return s
+
+
+def validate_path(p: str) -> str:
+    """A repo-relative path made of plain parts (no '..', no leading '-' or '/', no ':')."""
+    if not isinstance(p, str) or not p or p.startswith("/") or "//" in p:
+        raise BenchwatchError(f"not a repository path: {_short(p)}")
+    parts = p.rstrip("/").split("/")
+    if any(part in (".", "..") or not _PATH_PART.fullmatch(part) for part in parts):
+        raise BenchwatchError(f"not a repository path: {_short(p)}")
+    return p
+
+
+def validate_repo(repo: Path | str) -> Path:
+    """The clone must be an existing directory holding a git repository (worktree or bare)."""
+    path = Path(repo).expanduser()
+    if not path.is_dir():
+        raise BenchwatchError(f"helion repo {path} is not a directory", exit_code=1)
+    if not ((path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())):
+        raise BenchwatchError(f"helion repo {path} is not a git clone", exit_code=1)
+    return path
+
+
+# Transport settings an operator may need for `git fetch` (SSH key command, private CA); every
+# other GIT_* variable (GIT_DIR, GIT_CONFIG_PARAMETERS, GIT_EXEC_PATH, ...) is dropped.
+_KEEP_ENV = frozenset({"GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH"})
+
+
+def _env() -> dict[str, str]:
+    """The caller's environment minus anything that redirects git, plus no user/system config."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
+    env.update(
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ASKPASS="",
+        SSH_ASKPASS="",
+        GIT_OPTIONAL_LOCKS="0",
+        LC_ALL="C",
+    )
+    return env
+
+
+def _run(repo: Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    path = validate_repo(repo)
+    for a in args:
+        if not isinstance(a, str) or "\x00" in a:
+            raise BenchwatchError(f"git argument is not a plain string: {_short(a)}")
+    cmd = ["git", "--no-pager", "-c", "core.quotepath=off", "-C", str(path), *args]
+    try:
+        return subprocess.run(
+            cmd, capture_output=True, timeout=timeout, env=_env(), stdin=subprocess.DEVNULL, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchwatchError(f"git {args[0] if args else ''} timed out after {timeout:g}s in {path}", exit_code=1) from None
+    except FileNotFoundError:
+        raise BenchwatchError("git is not installed (needed for culprit search)", exit_code=1) from None
+
+
+def _first_line(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return "no message"
+
+
+def run_git(repo: Path, *args: str, timeout: float = DEFAULT_TIMEOUT_S) -> str:
+    """Run ``git <args>`` in ``repo`` and return stdout; failure is a one-line BenchwatchError."""
+    proc = _run(repo, args, timeout)
+    if proc.returncode != 0:
+        raise BenchwatchError(
+            f"git {args[0] if args else ''} failed in {repo}: {_first_line(proc.stderr)}", exit_code=1
+        )
+    return proc.stdout.decode("utf-8", "replace")
+
+
+_KNOWN_COMMITS: set[tuple[str, str]] = set()  # (repo, full sha) seen present: commits never vanish
+
+
+def has_commit(repo: Path, sha: str) -> bool:
+    """Whether the clone holds ``sha`` as a commit (an ambiguous short sha counts as absent).
+
+    Only "present" is remembered: a missing sha may arrive with the next fetch, while a
+    present one stays, and a detect pass asks about the same few shas hundreds of times.
+    """
+    validate_sha(sha)
+    key = (str(repo), sha)
+    if len(sha) == 40 and key in _KNOWN_COMMITS:
+        return True
+    proc = _run(repo, ("cat-file", "-e", f"{sha}^{{commit}}"), DEFAULT_TIMEOUT_S)
+    if proc.returncode == 0 and len(sha) == 40:
+        _KNOWN_COMMITS.add(key)
+    return proc.returncode == 0
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    validate_sha(older)
+    validate_sha(newer)
+    proc = _run(repo, ("merge-base", "--is-ancestor", older, newer), DEFAULT_TIMEOUT_S)
+    return proc.returncode == 0
+
+
+def remotes(repo: Path) -> list[str]:
+    return run_git(repo, "remote").split()
+
+
+def fetch(repo: Path, remote: str) -> str | None:
+    """Fetch ``remote`` if the clone has it. None on success or no such remote; a warning on failure.
+
+    Why a warning and not an error: a nightly pass must still detect and classify with the
+    commits the clone already has; the alert then says the window is incomplete.
+    """
+    if not isinstance(remote, str) or not _REMOTE.fullmatch(remote):
+        raise BenchwatchError(f"not a git remote name: {_short(remote)}")
+    if remote not in remotes(repo):
+        return None
+    try:
+        run_git(repo, "fetch", "--quiet", remote, timeout=FETCH_TIMEOUT_S)
+    except BenchwatchError as exc:
+        return f"git fetch {remote} failed: {exc.message}"
+    return None
+
+
+def show_file(repo: Path, sha: str, path: str) -> str | None:
+    """Text of ``path`` at commit ``sha``; None when the file (or commit) is not there."""
+    validate_sha(sha)
+    validate_path(path)
+    proc = _run(repo, ("show", f"{sha}:{path}"), DEFAULT_TIMEOUT_S)
+    if proc.returncode != 0 or len(proc.stdout) > MAX_SHOW_BYTES:
+        return None
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def list_dir(repo: Path, sha: str, folder: str) -> list[str]:
+    """Paths of the files directly inside ``folder`` at ``sha`` ([] when it does not exist)."""
+    validate_sha(sha)
+    validate_path(folder)
+    proc = _run(repo, ("ls-tree", "--name-only", sha, folder.rstrip("/") + "/"), DEFAULT_TIMEOUT_S)
+    if proc.returncode != 0:
+        return []
+    return [line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line]

@@ -1,0 +1,383 @@
+"""Rank the commits of a window as culprits for one platform's move, and find harness/runner changes.
+
+Why rules and not a model: a person must be able to read *why* a commit is on top. Each
+commit gets a score in [0, 1]::
+
+    score = min(1, base + sum(boosts)) * product(discounts)
+
+Boosts (weights in ``config/slices.toml [weights]``): changes Helion code at all (base),
+subject tag of this slice, touches this backend's paths, touches backend-neutral code, subject
+names this device, names a moved kernel, names the kernels' family. Discounts: the tag or paths
+belong only to another slice, docs-only, tests-only, harness/CI-only. Every boost and discount
+adds one human reason. Ties are broken newest first: with equal evidence the commit nearest the
+first bad nightly is the one a person checks first, and the order is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Iterable, Literal
+
+from service.culprit.rules import PathClass, PlatformRule, SliceRules, load_rules
+from service.records import CommitInfo, CommitWindow, RankedCommit
+
+# --- text helpers --------------------------------------------------------------------------------
+
+_BRACKET = re.compile(r"\[([^\[\]]{1,40})\]")
+_PREFIX = re.compile(r"^\s*([A-Za-z][\w./-]{1,24}):\s")
+
+
+def subject_tags(subject: str) -> list[str]:
+    """Lowercased tags of a subject: ``[a][b/c]`` gives a, b/c, b, c; a ``word:`` prefix counts too."""
+    found: list[str] = []
+    raw = [m.group(1) for m in _BRACKET.finditer(subject)]
+    m = _PREFIX.match(_BRACKET.sub("", subject))
+    if m and not subject.lstrip().startswith("Revert"):
+        raw.append(m.group(1))
+    for r in raw:
+        whole = r.strip().lower()
+        if not whole:
+            continue
+        found.append(whole)
+        parts = [p for p in re.split(r"[/,+|&]|\s+", whole) if p]
+        if len(parts) > 1:
+            found.extend(parts)
+    out: list[str] = []
+    for t in found:
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def _word_body(word: str) -> str:
+    """Regex for one word or phrase; a word ending in a digit may continue (cu12 ~ cu129, gfx9 ~ gfx942)."""
+    parts = [re.escape(p) for p in re.split(r"[\s_-]+", word.strip().lower()) if p]
+    last = word.strip()[-1:]
+    tail = r"(?![a-z])" if last.isdigit() else (r"(?![a-z0-9_])" if last.isalpha() or last == "_" else "")
+    return r"[\s_-]?".join(parts) + tail
+
+
+@lru_cache(maxsize=4096)
+def _word_re(word: str) -> re.Pattern[str]:
+    """Whole-word pattern for ``word`` (case-insensitive callers pass lowercased text)."""
+    return re.compile(r"(?<![a-z0-9_])" + _word_body(word))
+
+
+def mentions(text: str, word: str) -> bool:
+    return bool(word.strip()) and _word_re(word).search(text.lower()) is not None
+
+
+@lru_cache(maxsize=1024)
+def _any_word_re(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    alts = [_word_body(w) for w in words if w.strip()]
+    return re.compile(r"(?<![a-z0-9_])(?:" + "|".join(f"(?:{a})" for a in alts) + ")") if alts else None
+
+
+def _first_mention(text: str, words: Iterable[str]) -> str | None:
+    """The first of ``words`` the text names as a whole word (one combined search first: speed)."""
+    words = tuple(words)
+    combined = _any_word_re(words)
+    if combined is None or combined.search(text.lower()) is None:
+        return None
+    for w in words:
+        if mentions(text, w):
+            return w
+    return None
+
+
+def _as_written(subject: str, tag: str) -> str:
+    """The tag as the author spelled it ([CuTe] rather than [cute]) for reasons people read."""
+    m = re.search(re.escape(tag), subject, re.IGNORECASE)
+    return m.group(0) if m else tag
+
+
+def _matching_prefix(path: str, prefixes: Iterable[str]) -> str | None:
+    prefixes = tuple(prefixes)
+    if not path.startswith(prefixes):
+        return None
+    return next(p for p in prefixes if path.startswith(p))
+
+
+# --- file classes ----------------------------------------------------------------------------------
+
+
+def _in_class(path: str, cls: PathClass) -> bool:
+    return _matching_prefix(path, cls.paths) is not None or path.lower().endswith(tuple(cls.suffixes) or ("\x00",))
+
+
+def classify_file(path: str, rules: SliceRules) -> str:
+    """One of docs, tests, harness, runner, code, other (first match in that order)."""
+    cache = rules.memo().setdefault("classify_file", {})
+    kind = cache.get(path)
+    if kind is None:
+        kind = cache[path] = _classify_file(path, rules)
+    return kind
+
+
+def _classify_file(path: str, rules: SliceRules) -> str:
+    if _in_class(path, rules.docs):
+        return "docs"
+    if _in_class(path, rules.tests):
+        return "tests"
+    if _in_class(path, rules.harness):
+        return "harness"
+    if _in_class(path, rules.runner):
+        return "runner"
+    if _matching_prefix(path, rules.shared.code_paths):
+        return "code"
+    return "other"
+
+
+# --- kernels -----------------------------------------------------------------------------------
+
+
+def kernel_base(kernel: str) -> str:
+    k = kernel.strip().lower()
+    for suffix in ("-bwd", "-fwd", "_bwd", "_fwd"):
+        if k.endswith(suffix):
+            return k[: -len(suffix)]
+    return k
+
+
+_COMMON_WORDS = frozenset({"add", "exp", "mul", "dot", "norm", "copy", "cat", "mean", "max", "min"})
+
+
+def kernel_names(kernel: str, rules: SliceRules) -> tuple[list[str], list[str]]:
+    """(words that name the kernel in a subject, file stems that name it)."""
+    base = kernel_base(kernel)
+    aliases = [a.lower() for a in rules.kernel_aliases.get(base, ())]
+    stems = [base, *(a.replace(" ", "_") for a in aliases)]
+    words = [base, *(a for a in aliases if a not in _COMMON_WORDS)]
+    return list(dict.fromkeys(words)), list(dict.fromkeys(stems))
+
+
+def _names_kernel_file(path: str, stems: list[str]) -> bool:
+    if not path.startswith(("examples/", "pretuned_kernels/")):
+        return False
+    parts = path.lower().split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    return stem in stems or any(part in stems for part in parts[1:-1])
+
+
+def _families_of(kernels: Iterable[str], rules: SliceRules) -> list[str]:
+    out = []
+    bases = {kernel_base(k) for k in kernels}
+    for name, fam in rules.families.items():
+        if bases & set(fam.kernels):
+            out.append(name)
+    return out
+
+
+# --- culprit ranking ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Slices:
+    own: PlatformRule
+    other_tags: frozenset[str]
+    other_paths: tuple[str, ...]
+    other_hints: frozenset[str]
+    all_platform_paths: tuple[str, ...]
+
+
+def _slices(platform_short: str, rules: SliceRules) -> _Slices:
+    cache = rules.memo().setdefault("slices", {})
+    if platform_short not in cache:
+        cache[platform_short] = _build_slices(platform_short, rules)
+    return cache[platform_short]
+
+
+def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
+    own = rules.platform(platform_short)
+    other_tags: set[str] = set(rules.other.tags)
+    other_paths: list[str] = list(rules.other.paths)
+    other_hints: set[str] = set()
+    all_paths: list[str] = list(rules.other.paths)
+    for name, pr in rules.platforms.items():
+        all_paths.extend(pr.paths)
+        if name == platform_short:
+            continue
+        other_tags.update(t for t in pr.tags if t not in own.tags)
+        other_paths.extend(p for p in pr.paths if p not in own.paths)
+        other_hints.update(h for h in pr.hints if h not in own.hints)
+    return _Slices(own, frozenset(other_tags), tuple(other_paths), frozenset(other_hints), tuple(all_paths))
+
+
+def _score(c: CommitInfo, platform: str, kernels: tuple[str, ...], rules: SliceRules, sl: _Slices) -> tuple[float, list[str]]:
+    w = rules.weights
+    reasons: list[str] = []
+    tags = subject_tags(c.subject)
+    classes = {f: classify_file(f, rules) for f in c.files}
+    code = [f for f, k in classes.items() if k == "code"]
+    raw = 0.0
+
+    if code:
+        raw += w.base_code
+        reasons.append(f"changes Helion code ({len(code)} file{'s' if len(code) != 1 else ''})")
+    own_tag = next((t for t in tags if t in sl.own.tags), None)
+    if own_tag:
+        raw += w.tag
+        reasons.append(f"subject tag [{_as_written(c.subject, own_tag)}] matches {platform}")
+    own_path = next((p for f in c.files if (p := _matching_prefix(f, sl.own.paths))), None)
+    if own_path:
+        raw += w.path
+        reasons.append(f"touches {own_path}")
+    shared = [
+        f for f in code
+        if _matching_prefix(f, rules.shared.paths) and not _matching_prefix(f, sl.all_platform_paths)
+    ]
+    if shared:
+        raw += w.shared_code
+        top = PurePosixPath(shared[0]).parent.as_posix() + "/"
+        reasons.append(f"touches backend-neutral code {top} (all platforms)")
+    hint = _first_mention(c.subject, [h for h in sl.own.hints if h != own_tag])
+    if hint:
+        raw += w.device_hint
+        reasons.append(f"subject names device {hint}")
+
+    named = None
+    for k in kernels:
+        words, stems = kernel_names(k, rules)
+        word = _first_mention(c.subject, words)
+        if word or any(_names_kernel_file(f, stems) for f in c.files):
+            named = kernel_base(k)
+            break
+    if named:
+        raw += w.kernel
+        reasons.append(f"names kernel {named}")
+    else:
+        for fam_name in _families_of(kernels, rules):
+            fam = rules.families[fam_name]
+            word = _first_mention(c.subject, fam.words)
+            fpath = next((f for f in c.files if _matching_prefix(f, fam.paths)), None)
+            if word or fpath:
+                raw += w.family
+                reasons.append(f"kernel family {fam_name}: {word!r}" if word else f"kernel family {fam_name}: touches {fpath}")
+                break
+
+    score = min(1.0, raw)
+    own_evidence = bool(own_tag or own_path)
+    other_tag = next((t for t in tags if t in sl.other_tags), None)
+    other_path = next((p for f in c.files if (p := _matching_prefix(f, sl.other_paths))), None)
+    other_hint = None if (own_evidence or hint) else _first_mention(c.subject, sl.other_hints)
+    if not own_evidence and (other_tag or other_path or other_hint):
+        score *= w.other_slice
+        if other_tag:
+            reasons.append(f"other slice [{_as_written(c.subject, other_tag)}]: discounted")
+        elif other_path:
+            reasons.append(f"other slice (touches {other_path}): discounted")
+        else:
+            reasons.append(f"other slice (subject names {other_hint}): discounted")
+
+    kinds = set(classes.values())
+    if not c.files:
+        reasons.append("no touched files recorded")
+    elif kinds == {"docs"}:
+        score *= w.docs_only
+        reasons.append("docs-only: discounted")
+    elif kinds <= {"docs", "tests"}:
+        score *= w.test_only
+        reasons.append("tests-only: discounted")
+    elif kinds <= {"docs", "tests", "harness", "runner"}:
+        score *= w.harness_only
+        reasons.append("benchmark harness/CI only (a method or runner change, not Helion code): discounted")
+    return round(score, 4), reasons
+
+
+def rank_commits(
+    window: CommitWindow, platform_short: str, kernels: tuple[str, ...], rules: SliceRules | None = None
+) -> list[RankedCommit]:
+    """Every commit of the window scored for this platform's move, best first (ties: newest first)."""
+    rules = rules or load_rules()
+    sl = _slices(platform_short, rules)
+    scored = []
+    for idx, c in enumerate(window.commits):
+        score, reasons = _score(c, platform_short, tuple(kernels), rules, sl)
+        scored.append((score, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
+    # window.commits is oldest first, so a larger index is newer; dates can tie or go backwards.
+    scored.sort(key=lambda t: (-t[0], -t[2].date.timestamp(), -t[1]))
+    return [r for _, _, r in scored]
+
+
+# --- harness / runner change commits -------------------------------------------------------------
+
+_STRONG_PATH = {"harness": 0.45, "runner": 0.25}
+_WEAK_PATH = {"harness": 0.20, "runner": 0.15}
+_KEYWORD = 0.30
+_TAG = {"harness": 0.20, "runner": 0.05}
+_HINT = 0.05
+_ONLY = 0.10  # harness only: a commit that changes nothing but the harness
+_NO_PATH = 0.30  # a subject alone (no file of the kind touched) is weak evidence
+_OTHER_KIND = 0.60  # the subject speaks of the other kind of change (runner vs harness)
+
+
+def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, list[str]]:
+    cls = rules.harness if kind == "harness" else rules.runner
+    label = "benchmark harness" if kind == "harness" else "runner/image"
+    reasons: list[str] = []
+    raw = 0.0
+    strong = next((f for f in c.files if _matching_prefix(f, cls.strong_paths)), None)
+    weak = None if strong else next(
+        (f for f in c.files if _matching_prefix(f, cls.paths) and classify_file(f, rules) not in ("docs", "tests")),
+        None,
+    )
+    if strong:
+        raw += _STRONG_PATH[kind]
+        reasons.append(f"changes {label} file {strong}")
+    elif weak:
+        raw += _WEAK_PATH[kind]
+        reasons.append(f"touches {weak}")
+    word = _first_mention(c.subject, cls.keywords)
+    if word:
+        raw += _KEYWORD
+        reasons.append(f"subject mentions {word!r}")
+    tag = next((t for t in subject_tags(c.subject) if t in cls.tags), None)
+    if tag:
+        raw += _TAG[kind]
+        reasons.append(f"subject tag [{_as_written(c.subject, tag)}]")
+    if kind == "runner":
+        memo = rules.memo()
+        if "all_hints" not in memo:
+            memo["all_hints"] = tuple(dict.fromkeys(h for pr in rules.platforms.values() for h in pr.hints))
+        hint = _first_mention(c.subject, memo["all_hints"])
+        if hint:
+            raw += _HINT
+            reasons.append(f"subject names device {hint}")
+    kinds = {classify_file(f, rules) for f in c.files}
+    if kind == "harness" and c.files and "code" not in kinds and (strong or weak):
+        raw += _ONLY
+        reasons.append("no Helion code changed")
+    score = min(1.0, raw)
+    if not (strong or weak):
+        score *= _NO_PATH
+        reasons.append(f"no {label} file touched: discounted")
+    other = rules.runner if kind == "harness" else rules.harness
+    other_word = None if word else _first_mention(c.subject, other.keywords)
+    if other_word:
+        score *= _OTHER_KIND
+        reasons.append(f"subject mentions {other_word!r} (a {'runner' if kind == 'harness' else 'harness'} change): discounted")
+    return round(score, 4), reasons
+
+
+def find_change_commit(
+    window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None
+) -> RankedCommit | None:
+    """The window's commit that most likely changed the harness (method) or runner (hardware).
+
+    None when no commit reaches ``weights.change_threshold``. Ties: newest first.
+    """
+    if kind not in ("harness", "runner"):
+        raise ValueError(f"kind must be 'harness' or 'runner', not {kind!r}")
+    rules = rules or load_rules()
+    best: tuple[float, float, int, RankedCommit] | None = None
+    for idx, c in enumerate(window.commits):
+        score, reasons = _change_score(c, kind, rules)
+        if score < rules.weights.change_threshold:
+            continue
+        cand = (score, c.date.timestamp(), idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons)))
+        if best is None or cand[:3] > best[:3]:
+            best = cand
+    return best[3] if best else None

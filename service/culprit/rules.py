@@ -1,0 +1,134 @@
+"""Slice rules (``config/slices.toml``): which tags, paths and words tie a commit to a platform.
+
+Kept in a TOML file rather than code because Helion's tags drift ([cute], [CuTe], [cutedsl],
+[cutedls]...) and a maintainer should be able to teach the ranker a new tag without a release.
+The file is validated by pydantic; a bad file is a one-line error naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from service.config import project_root
+from service.errors import BenchwatchError
+
+PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")
+
+
+def default_rules_path() -> Path:
+    return project_root() / "config" / "slices.toml"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _lower(values: object) -> object:
+    """Lowercase a list of words; anything else is left for pydantic to reject with the key."""
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        return values
+    return tuple(v.strip().lower() for v in values if v.strip())
+
+
+class Weights(_Model):
+    base_code: float = Field(0.10, ge=0, le=1)
+    tag: float = Field(0.35, ge=0, le=1)
+    path: float = Field(0.30, ge=0, le=1)
+    shared_code: float = Field(0.15, ge=0, le=1)
+    device_hint: float = Field(0.15, ge=0, le=1)
+    kernel: float = Field(0.25, ge=0, le=1)
+    family: float = Field(0.10, ge=0, le=1)
+    other_slice: float = Field(0.30, ge=0, le=1)
+    docs_only: float = Field(0.15, ge=0, le=1)
+    test_only: float = Field(0.25, ge=0, le=1)
+    harness_only: float = Field(0.50, ge=0, le=1)
+    change_threshold: float = Field(0.35, ge=0, le=1)
+
+
+class PlatformRule(_Model):
+    tags: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
+
+    _norm = field_validator("tags", "hints", mode="before")(lambda v: _lower(v))
+
+
+class PathClass(_Model):
+    """A class of files (docs, tests, harness, runner): path prefixes, suffixes, subject tags/words."""
+
+    paths: tuple[str, ...] = ()
+    strong_paths: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    code_paths: tuple[str, ...] = ()
+
+    _norm = field_validator("tags", "keywords", mode="before")(lambda v: _lower(v))
+
+
+class Family(_Model):
+    kernels: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+
+    _norm = field_validator("kernels", "words", mode="before")(lambda v: _lower(v))
+
+
+class SliceRules(_Model):
+    weights: Weights = Weights()
+    platforms: dict[str, PlatformRule]
+    other: PlatformRule = PlatformRule()
+    shared: PathClass = PathClass()
+    docs: PathClass = PathClass()
+    tests: PathClass = PathClass()
+    harness: PathClass = PathClass()
+    runner: PathClass = PathClass()
+    kernel_aliases: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    families: dict[str, Family] = Field(default_factory=dict)
+    # memo for derived lookups (file classes, other-slice sets); never part of the rules' value
+    _memo: dict = PrivateAttr(default_factory=dict)
+
+    def memo(self) -> dict:
+        return self._memo
+
+    @field_validator("platforms")
+    @classmethod
+    def _known_platforms(cls, v: dict[str, PlatformRule]) -> dict[str, PlatformRule]:
+        bad = [k for k in v if not re.fullmatch(r"[a-z0-9_]+", k)]
+        if bad:
+            raise ValueError(f"platform names must be lowercase platform_short values, not {bad[0]!r}")
+        if not v:
+            raise ValueError("at least one platform is required")
+        return v
+
+    def platform(self, platform_short: str) -> PlatformRule:
+        """The platform's rule; an unknown platform gets an empty rule (only neutral signals)."""
+        return self.platforms.get(platform_short, PlatformRule())
+
+
+def load_rules(path: Path | None = None) -> SliceRules:
+    """Read and validate the slice rules (default ``config/slices.toml``)."""
+    path = Path(path) if path is not None else default_rules_path()
+    return _load(str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
+
+
+@lru_cache(maxsize=8)
+def _load(path_s: str, _mtime: int) -> SliceRules:
+    path = Path(path_s)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchwatchError(f"slice rules file {path} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BenchwatchError(f"slice rules file {path} is not valid TOML: {exc}") from None
+    try:
+        return SliceRules.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BenchwatchError(f"slice rules {path.name}: {loc}: {err['msg']}") from None

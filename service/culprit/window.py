@@ -1,0 +1,99 @@
+"""The commits a move could blame: ``git log --first-parent last_good..first_bad`` in the clone.
+
+A window that cannot be read is evidence, not a crash: it comes back ``complete=False`` with a
+``problem`` a person can act on (configure a clone, fetch it), and the classifier says so.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from service.culprit import git
+from service.errors import BenchwatchError
+from service.records import CommitInfo, CommitWindow
+
+NO_CLONE = "no local Helion clone configured (helion.repo)"
+NOT_IN_CLONE = "window not in the local clone; fetch it"
+
+_REC = "\x1e"  # record separator: starts each commit's header line
+_FLD = "\x1f"  # field separator inside the header
+
+
+def _parse_log(text: str) -> list[CommitInfo]:
+    """Parse ``--format=%x1e%H%x1f%cI%x1f%s --name-only`` output, newest first."""
+    out: list[CommitInfo] = []
+    for chunk in text.split(_REC):
+        if not chunk.strip():
+            continue
+        header, _, rest = chunk.partition("\n")
+        parts = header.split(_FLD)
+        if len(parts) != 3:
+            continue
+        full, date_s, subject = parts
+        try:
+            full = git.validate_sha(full.strip())
+            date = datetime.fromisoformat(date_s.strip()).astimezone(timezone.utc)
+        except (BenchwatchError, ValueError):
+            continue
+        files = tuple(line for line in rest.splitlines() if line.strip())
+        out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date, files=files))
+    return out
+
+
+_WINDOWS: dict[tuple[str, str, str, int], CommitWindow] = {}  # complete windows never change
+
+
+def commit_window(
+    repo: Path | None, last_good_full: str, first_bad_full: str, max_commits: int = 500
+) -> CommitWindow:
+    """First-parent commits in (last_good, first_bad] (see `_commit_window`).
+
+    A complete window between two full shas is history and never changes, so the serving
+    process keeps it: each nightly pass re-examines the same few hundred windows.
+    """
+    key = (str(repo), last_good_full, first_bad_full, max_commits)
+    hit = _WINDOWS.get(key)
+    if hit is not None:
+        return hit
+    found = _commit_window(repo, last_good_full, first_bad_full, max_commits)
+    if found.complete and repo is not None and len(last_good_full) == len(first_bad_full) == 40:
+        if len(_WINDOWS) > 4096:
+            _WINDOWS.clear()
+        _WINDOWS[key] = found
+    return found
+
+
+def _commit_window(
+    repo: Path | None, last_good_full: str, first_bad_full: str, max_commits: int = 500
+) -> CommitWindow:
+    """First-parent commits in (last_good, first_bad], oldest first, at most ``max_commits``.
+
+    Over the cap the newest ``max_commits`` are kept (the window is marked incomplete): the
+    commits closest to the first bad nightly are the ones a person checks first.
+    """
+    lg, fb = git.validate_sha(last_good_full), git.validate_sha(first_bad_full)
+    if max_commits <= 0:
+        raise BenchwatchError("helion.max_window_commits must be positive")
+    if repo is None:
+        return CommitWindow(lg, fb, (), complete=False, problem=NO_CLONE)
+    if lg == fb:
+        return CommitWindow(lg, fb, (), complete=True)
+    try:
+        if not (git.has_commit(repo, lg) and git.has_commit(repo, fb)):
+            return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE)
+        text = git.run_git(
+            repo, "log", "--first-parent", f"--max-count={max_commits + 1}",
+            f"--format={_REC}%H{_FLD}%cI{_FLD}%s", "--name-only", f"{lg}..{fb}", "--",
+        )
+        ancestor = git.is_ancestor(repo, lg, fb)
+    except BenchwatchError as exc:
+        return CommitWindow(lg, fb, (), complete=False, problem=exc.message)
+    commits = _parse_log(text)
+    problem = None
+    if len(commits) > max_commits:
+        commits = commits[:max_commits]
+        problem = f"window has more than {max_commits} commits; showing the newest {max_commits}"
+    elif not ancestor:
+        problem = f"last good {lg[:8]} is not an ancestor of first bad {fb[:8]} in the clone"
+    return CommitWindow(lg, fb, tuple(reversed(commits)), complete=problem is None, problem=problem)

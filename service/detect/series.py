@@ -1,0 +1,71 @@
+"""One stored series -> the persistent steps in its nightly trend, as `Move`s.
+
+Only nightly-on-main points count (manual and side-branch runs must never raise alerts);
+failed runs (value None) are skipped, so a step hidden inside a run of failures gets a
+last-good / first-bad pair that spans the gap, which is exactly the commit window to search.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import attrgetter
+
+import numpy as np
+
+from service.detect.core import steps
+from service.detect.settings import DetectSettings
+from service.records import LOWER_IS_BETTER, Move, RunRef, SeriesData, SeriesPoint
+
+
+_DATE = attrgetter("date")
+
+
+def trend_points(series: SeriesData) -> list[SeriesPoint]:
+    """Nightly points with a usable (positive, finite) value, in date order."""
+    inf = math.inf
+    # `0 < v < inf` also rejects NaN (every comparison with NaN is False)
+    pts = [p for p in series.points if p.is_trend and p.value is not None and 0 < p.value < inf]
+    pts.sort(key=_DATE)  # stable: runs of the same instant keep their given order
+    return pts
+
+
+def _ref(p: SeriesPoint) -> RunRef:
+    return RunRef(p.run_id, p.sha, p.full_sha, p.date, p.value)
+
+
+def direction_of(metric: str, before: float, after: float) -> str:
+    """'regression' when the metric got worse: up for times, down for everything else."""
+    worse = after > before if metric in LOWER_IS_BETTER else after < before
+    return "regression" if worse else "improvement"
+
+
+def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
+    """Steps in the series' nightly trend, oldest first (see `core.steps` for the rules)."""
+    pts = trend_points(series)
+    if len(pts) < settings.min_size + 1:
+        return []
+    values = np.fromiter((p.value for p in pts), dtype=float, count=len(pts))
+    found, sigma = steps(np.log(values), settings, log=True)
+    bounds = [0, *(st.index for st in found), len(pts)]
+    moves: list[Move] = []
+    for k, st in enumerate(found):
+        i = st.index
+        before = float(np.median(values[bounds[k] : i]))
+        after = float(np.median(values[i : bounds[k + 2]]))
+        nights_after = len(pts) - i
+        moves.append(
+            Move(
+                key=series.key,
+                last_good=_ref(pts[i - 1]),
+                first_bad=_ref(pts[i]),
+                before=before,
+                after=after,
+                change_pct=(after - before) / before * 100.0,
+                direction=direction_of(series.key.metric, before, after),
+                significance=float(st.significance),
+                state="provisional" if nights_after < settings.confirm_nights else "confirmed",
+                nights_after=nights_after,
+                noise_sigma=float(sigma),
+            )
+        )
+    return moves

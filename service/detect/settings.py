@@ -1,0 +1,62 @@
+"""Detector knobs: one validated model whose defaults equal `[detect]` in config/default.toml.
+
+The pass hands us the raw `[detect]` table (file + env overrides, so values may be strings);
+`from_mapping` validates it here so a typo fails once, at start-up, with the key named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from service.errors import BenchwatchError
+
+
+class DetectSettings(BaseModel):
+    """How steps are searched, filtered and confirmed (see docs in each field)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # search: "pelt" + "l2"/"rbf" run ruptures' C kernel path (~1 ms per 365-point series);
+    # "binseg" and "l1" use ruptures' pure-Python classes (10-1000x slower, for comparison only).
+    method: Literal["pelt", "binseg"] = "pelt"
+    cost: Literal["l2", "l1", "rbf"] = "l2"
+    # series of 256+ points: search on sums of this many nights, then refine to the exact night
+    # (1 = full resolution; 2 makes ruptures' O(n^2) C Pelt ~4x cheaper, the stage ~2x)
+    search_stride: int = Field(2, ge=1, le=8)
+    # penalty per change = penalty * log(n) on values scaled by the robust noise sigma,
+    # i.e. penalty * sigma^2 * log(n) on the log values (BIC-like when penalty ~ 2).
+    penalty: float = Field(5.0, gt=0, le=1000)
+    min_size: int = Field(3, ge=2, le=100)  # shortest regime the search may return
+    # a kept step must move the robust level by >= min_change_pct % (log series only) ...
+    min_change_pct: float = Field(3.0, ge=0, le=1000)
+    # ... and by >= min_significance noise sigmas
+    min_significance: float = Field(3.1, ge=0, le=1000)
+    # a step seen on a single new night must clear this many sigmas (one bad night is usually
+    # an outlier; from the second night on, each night needs min_significance)
+    first_night_significance: float = Field(6.0, ge=0, le=1000)
+    confirm_nights: int = Field(3, ge=1, le=60)  # nightlies at/after first-bad to confirm
+    # an excursion lasting <= revert_nights that comes back to within revert_tolerance
+    # (fraction of the excursion) of the old level is noise, not two steps
+    revert_nights: int = Field(4, ge=0, le=60)
+    revert_tolerance: float = Field(0.5, ge=0, le=1)
+    # reconcile: a fresh move is the stored one if its first-bad is within this many nights
+    match_nights: int = Field(2, ge=0, le=30)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> "DetectSettings":
+        """Validate the `[detect]` table; raise one-line BenchwatchError naming the key."""
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise BenchwatchError("config: detect: must be a table of settings")
+        try:
+            return cls(**{str(k): v for k, v in data.items()})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "?"
+            raise BenchwatchError(f"config: detect.{loc}: {err['msg']}") from None
+        except TypeError as exc:  # e.g. non-string keys
+            raise BenchwatchError(f"config: detect: {exc}") from None

@@ -1,0 +1,205 @@
+"""Deliver the outbox to Slack exactly once.
+
+For each message: count the attempt in the store (committed) *before* calling Slack; after Slack
+answers, mark the row sent with the returned ``ts`` (and the group's thread) in a second
+transaction. A row that already had an attempt may have reached Slack before a crash, so it is
+first looked up in ``conversations.history`` by the outbox key carried in the message
+``metadata``; found means "sent", never "post again". Failures leave the row pending for the next
+run; a Slack outage (5xx/429 after the client's own retries, bad token, missing channel) stops
+the pass early instead of hammering. Call it only under the run-once lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from service.config import Settings
+from service.notify import slack
+from service.store import outbox
+from service.store.db import Store
+from service.store.tables import OutboxMessage
+
+log = logging.getLogger(__name__)
+_DEFAULT: Any = object()
+
+
+@dataclass
+class DeliverySummary:
+    posted: int = 0
+    updated: int = 0
+    recovered: int = 0
+    logged: int = 0
+    superseded: int = 0
+    failed: int = 0
+    pending_left: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        text = (f"slack: {self.posted} posted, {self.updated} edited, {self.recovered} recovered, "
+                f"{self.logged} logged (no token), {self.failed} failed, {self.pending_left} pending")
+        if self.errors:
+            text += f"; error: {self.errors[0]}"
+        return text
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    key: str
+    kind: str
+    group_id: int | None
+    revision: int
+    payload: dict
+    state: str
+
+
+def _snap(r: OutboxMessage) -> _Row:
+    return _Row(r.id, r.key, r.kind, r.group_id, r.revision, dict(r.payload or {}), r.state)
+
+
+def _units(store: Store) -> list[tuple[int | None, int]]:
+    """(group id or None, first row id), in order of the oldest pending row."""
+    seen: set[int] = set()
+    units: list[tuple[int | None, int]] = []
+    with store.session() as s:
+        for r in outbox.pending(s):
+            if r.group_id is None:
+                units.append((None, r.id))
+            elif r.group_id not in seen:
+                seen.add(r.group_id)
+                units.append((r.group_id, r.id))
+    return units
+
+
+def _claim(store: Store, row_id: int) -> int:
+    with store.session() as s:
+        return outbox.claim(s, row_id)
+
+
+def _fail(store: Store, row: _Row, exc: slack.SlackFailure, summary: DeliverySummary) -> None:
+    summary.failed += 1
+    with store.session() as s:
+        outbox.mark_failed(s, row.id, str(exc), dead=exc.bad_payload)
+    log.warning("slack: %s %s not delivered: %s", row.kind, row.key, exc)
+
+
+def _deliver_single(store: Store, client, channel: str, row: _Row, pages: int, now: datetime,
+                    summary: DeliverySummary) -> None:
+    """A message without a group (digest): post it once."""
+    before = _claim(store, row.id)
+    ts = slack.find_posted(client, channel, row.key, pages) if before else None
+    if ts is not None:
+        summary.recovered += 1
+    else:
+        ts = slack.post(client, channel, row.payload, slack.metadata(row.key, None, row.revision))
+        summary.posted += 1
+    with store.session() as s:
+        outbox.mark_sent(s, row.id, now=now, channel=channel, ts=ts)
+
+
+def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int, now: datetime,
+                   summary: DeliverySummary) -> None:
+    with store.session() as s:
+        all_rows = [_snap(r) for r in outbox.group_rows(s, group_id)]
+        thread = outbox.thread_of(s, group_id)
+        thread_at = None if thread is None else (thread.channel, thread.ts, thread.revision)
+    rows = [r for r in all_rows if r.state == outbox.PENDING]
+    if not rows:
+        return
+    newest = rows[-1]
+    others = [r.id for r in rows if r.id != newest.id]
+    post_row = next((r for r in all_rows if r.kind == "post"), None)
+    ident = outbox.post_key(group_id)
+
+    if client is None or (post_row is not None and post_row.state == outbox.LOGGED):
+        log.info("slack (not configured): %s", newest.payload.get("text", ""))
+        with store.session() as s:
+            outbox.supersede(s, [r.id for r in rows], now, state=outbox.LOGGED)
+        summary.logged += 1
+        return
+
+    if thread_at is None:
+        anchor = post_row if post_row is not None and post_row.state == outbox.PENDING else newest
+        meta = slack.metadata(anchor.key, group_id, newest.revision)
+        before = _claim(store, anchor.id)
+        ts = slack.find_posted(client, channel, anchor.key, pages) if before else None
+        if ts is not None:
+            summary.recovered += 1
+            # the lost attempt may have shown an older revision: bring it up to date (idempotent)
+            slack.update(client, channel, ts, newest.payload, meta)
+        else:
+            ts = slack.post(client, channel, newest.payload, meta)
+            summary.posted += 1
+        with store.session() as s:
+            outbox.mark_sent(s, anchor.id, now=now, channel=channel, ts=ts, shown_revision=newest.revision)
+            rest = [r.id for r in rows if r.id != anchor.id]
+            outbox.supersede(s, rest, now)
+            summary.superseded += len(rest)
+        return
+
+    ch, ts, shown = thread_at
+    if newest.revision <= shown:
+        with store.session() as s:
+            outbox.supersede(s, [r.id for r in rows], now)
+        summary.superseded += len(rows)
+        return
+    _claim(store, newest.id)
+    slack.update(client, ch, ts, newest.payload, slack.metadata(ident, group_id, newest.revision))
+    summary.updated += 1
+    with store.session() as s:
+        outbox.mark_sent(s, newest.id, now=now, channel=ch, ts=ts, shown_revision=newest.revision)
+        outbox.supersede(s, others, now)
+        summary.superseded += len(others)
+
+
+def deliver_pending(store: Store, settings: Settings, *, client: Any = _DEFAULT,
+                    now: datetime | None = None) -> DeliverySummary:
+    """Send every pending outbox row (see the module docstring). ``client=None``: log only."""
+    now = now or datetime.now(timezone.utc)
+    summary = DeliverySummary()
+    if client is _DEFAULT:
+        client = slack.make_client(settings)
+    channel, pages = settings.slack.channel, settings.slack.history_pages
+    units = _units(store)
+    if units and client is not None:
+        try:
+            slack.check(client)
+        except slack.SlackFailure as exc:
+            summary.errors.append(f"auth.test failed: {exc}")
+            units = []
+    for group_id, first_id in units:
+        try:
+            if group_id is None:
+                with store.session() as s:
+                    row = _snap(s.get(OutboxMessage, first_id))
+                if client is None:
+                    log.info("slack (not configured): %s", row.payload.get("text", ""))
+                    with store.session() as s:
+                        outbox.supersede(s, [row.id], now, state=outbox.LOGGED)
+                    summary.logged += 1
+                    continue
+                try:
+                    _deliver_single(store, client, channel, row, pages, now, summary)
+                except slack.SlackFailure as exc:
+                    _fail(store, row, exc, summary)
+                    raise
+            else:
+                try:
+                    _deliver_group(store, client, channel, group_id, pages, now, summary)
+                except slack.SlackFailure as exc:
+                    with store.session() as s:
+                        pend = [r for r in outbox.group_rows(s, group_id) if r.state == outbox.PENDING]
+                        row = _snap(pend[0]) if pend else None
+                    if row is not None:
+                        _fail(store, row, exc, summary)
+                    raise
+        except slack.SlackFailure as exc:
+            if exc.fatal:
+                summary.errors.append(str(exc))
+                break
+    with store.session() as s:
+        summary.pending_left = len(outbox.pending(s))
+    return summary

@@ -1,0 +1,156 @@
+"""Decide which Slack messages the store now calls for, and write them to the outbox.
+
+Rules (the message unit is a top-level group: a platform group, or a cross-platform parent):
+- a group is posted once, when first seen and not noise/retracted (``post:<id>``);
+- a group whose first-bad nightly is older than ``notify.max_age_days`` is never posted one by
+  one: it is marked ``historic`` and counted in one digest per planning pass;
+- a posted group whose ``revision`` grew gets an edit intent (``update:<id>:r<rev>``);
+- a group that only ever looked like noise (or was retracted before being posted) is never posted;
+- a parent that appears over an already-posted platform group adopts that message (edited, not
+  posted again).
+Planning twice over the same store writes nothing the second time (unique keys).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.config import Settings
+from service.notify.render import render_daily_digest, render_group, render_history_digest
+from service.notify.view import group_view, member_alerts
+from service.store import outbox
+from service.store.series_reads import naive
+from service.store.tables import AlertGroup, OutboxMessage, Run, SlackThread
+
+
+@dataclass
+class PlanSummary:
+    posts: int = 0
+    updates: int = 0
+    historic: int = 0
+    digests: int = 0
+    adopted: int = 0
+
+    def line(self) -> str:
+        return (f"notify plan: {self.posts} new posts, {self.updates} edits, {self.historic} historic "
+                f"groups ({self.digests} digest), {self.adopted} adopted")
+
+
+def _postable(view: dict) -> bool:
+    return bool(view["alerts"]) and view["state"] != "retracted" and view["cause"] != "noise" \
+        and not view["all_closed"]
+
+
+def _payload(view: dict, settings: Settings) -> dict:
+    msg = render_group(view, settings)
+    msg["group_id"] = view["id"]
+    msg["revision"] = view["revision"]
+    return msg
+
+
+def _adopt_child_thread(session: Session, group: AlertGroup, now: datetime) -> SlackThread | None:
+    """A cross-platform parent formed over platform groups already posted: reuse the oldest."""
+    children = list(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
+    if not children:
+        return None
+    threads = list(session.scalars(
+        select(SlackThread).where(SlackThread.group_id.in_(children)).order_by(SlackThread.posted_at)
+    ))
+    if not threads:
+        return None
+    t = threads[0]
+    outbox.record_thread(session, group.id, channel=t.channel, ts=t.ts, revision=0, now=now)
+    return t
+
+
+def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
+               summary: PlanSummary, historic: list[tuple[int, int]],
+               rows: list[OutboxMessage] | None = None) -> None:
+    if rows is None:
+        rows = outbox.group_rows(session, group.id)
+    post = next((r for r in rows if r.kind == "post"), None)
+    if post is not None and post.state == outbox.HISTORIC:
+        return
+    if post is None:
+        if not member_alerts(session, group):
+            return
+        view = group_view(session, group)
+        if _adopt_child_thread(session, group, now) is not None:
+            outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                           revision=0, payload={"adopted": True}, now=now, state=outbox.SENT)
+            outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
+                           group_id=group.id, revision=group.revision, payload=_payload(view, settings),
+                           now=now)
+            summary.adopted += 1
+            return
+        if not _postable(view):
+            return  # noise / retracted / already closed: never posted
+        age_limit = naive(now) - timedelta(days=settings.notify.max_age_days)
+        if view["first_bad_date"] < age_limit:
+            outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                           revision=group.revision, payload={"historic": True}, now=now,
+                           state=outbox.HISTORIC)
+            historic.append((group.id, len(view["alerts"])))
+            summary.historic += 1
+            return
+        outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                       revision=group.revision, payload=_payload(view, settings), now=now)
+        summary.posts += 1
+        return
+    if group.revision > max(r.revision for r in rows):
+        view = group_view(session, group)
+        made = outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
+                              group_id=group.id, revision=group.revision,
+                              payload=_payload(view, settings), now=now)
+        summary.updates += made is not None
+
+
+def plan_notifications(session: Session, settings: Settings, now: datetime | None = None) -> PlanSummary:
+    """Write the intents the store calls for; see the module docstring."""
+    now = now or datetime.now(timezone.utc)
+    summary = PlanSummary()
+    historic: list[tuple[int, int]] = []
+    tops = session.scalars(
+        select(AlertGroup).where(AlertGroup.parent_id.is_(None)).order_by(AlertGroup.id)
+    ).all()
+    by_group: dict[int, list[OutboxMessage]] = defaultdict(list)
+    for row in session.scalars(
+        select(OutboxMessage).where(OutboxMessage.group_id.is_not(None)).order_by(OutboxMessage.id)
+    ):
+        by_group[row.group_id].append(row)
+    for group in tops:
+        plan_group(session, group, settings, now, summary, historic, by_group.get(group.id, []))
+    if historic:
+        ids = sorted(g for g, _ in historic)
+        moves = sum(n for _, n in historic)
+        made = outbox.enqueue(
+            session, key=f"digest:history:{ids[0]}-{ids[-1]}:{len(ids)}", kind="digest",
+            payload=render_history_digest(moves, len(ids), settings), now=now,
+        )
+        summary.digests += made is not None
+    session.flush()
+    return summary
+
+
+def plan_daily_digest(session: Session, settings: Settings, now: datetime | None = None) -> bool:
+    """One digest of open groups per UTC day (key ``digest:daily:<date>``); True if written."""
+    now = now or datetime.now(timezone.utc)
+    rows = []
+    for group in session.scalars(select(AlertGroup).where(AlertGroup.parent_id.is_(None))):
+        if group.state == "retracted":
+            continue
+        view = group_view(session, group)
+        if not view["alerts"] or view["all_closed"] or view["cause"] == "noise":
+            continue
+        run = session.get(Run, group.first_bad_run_pk)
+        rows.append({"cause": view["cause"], "age_days": max(0, (naive(now) - run.date).days),
+                     "platforms": view["platforms"], "kernels": len(view["alerts"])})
+    made = outbox.enqueue(session, key=f"digest:daily:{naive(now):%Y-%m-%d}", kind="digest",
+                          payload=render_daily_digest(rows, settings, now), now=now)
+    return made is not None
+

@@ -1,0 +1,75 @@
+"""What one Slack message shows about a group, read from the store into plain data.
+
+Rendering (render.py) works on this dict only, so it is testable with hand-made input and never
+touches ORM objects. A cross-platform parent shows the alerts of its child groups.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.store.alert_reads import alert_json, iso
+from service.store.tables import Alert, AlertGroup, Run
+
+CLOSED = ("resolved", "dismissed")
+HEADLINE = ("helion_speedup_geomean", "geomean")
+
+
+def member_alerts(session: Session, group: AlertGroup) -> list[Alert]:
+    ids = [group.id] + list(
+        session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id))
+    )
+    return list(session.scalars(select(Alert).where(Alert.group_id.in_(ids)).order_by(Alert.id)))
+
+
+def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
+    """The cause a person reads: a human verdict on any member speaks for the group (the most
+    common one; on a tie the latest alert's); otherwise the machine's group verdict."""
+    human = [a["human_cause"] for a in alerts if a.get("human_cause")]
+    if not human:
+        return group_cause, False
+    counts = Counter(human)
+    top = max(counts.values())
+    for cause in reversed(human):
+        if counts[cause] == top:
+            return cause, True
+    return group_cause, False  # pragma: no cover
+
+
+def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:
+    alerts = [alert_json(session, a) for a in member_alerts(session, group)]
+    live = [a for a in alerts if a["state"] != "retracted"] or alerts
+    # the headline metric first (what the dashboard shows), then the biggest moves
+    live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))
+    cause, by_human = effective_cause(group.cause, alerts)
+    run = session.get(Run, group.first_bad_run_pk)
+    statuses = Counter(a["status"] for a in alerts)
+    humans = [
+        {"alert_id": a["id"], **h}
+        for a in alerts for h in a["history"]
+        if h["by"] != "benchwatch" and h["action"] in ("acknowledged", "resolved", "dismissed", "reclassified")
+    ]
+    humans.sort(key=lambda h: h["at"] or "")
+    return {
+        "id": group.id,
+        "source": group.source,
+        "platform_short": group.platform_short,
+        "platforms": sorted({a["platform_short"] for a in live}),
+        "cause": cause,
+        "cause_by_human": by_human,
+        "machine_cause": group.cause,
+        "confidence": group.confidence,
+        "state": group.state,
+        "revision": group.revision,
+        "first_bad": {"sha": run.full_sha[:8], "full_sha": run.full_sha, "date": iso(run.date)},
+        "first_bad_date": run.date,
+        "evidence": list(group.evidence or []),
+        "alerts": live,
+        "all_closed": bool(alerts) and all(a["status"] in CLOSED for a in alerts),
+        "statuses": dict(statuses),
+        "human_actions": humans[-3:],
+    }

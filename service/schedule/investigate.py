@@ -1,0 +1,144 @@
+"""`benchwatch investigate`: what happened to a platform (or one kernel) around a date?
+
+The same detect -> context -> classify steps as the nightly pass, run on demand and stored
+nowhere, so a person asking "why did rms_norm on b200 drop on the 14th?" gets the machine's
+full reasoning in a second. Only the series that can matter are loaded: every metric of the
+platform (siblings, breadth) and the headline metric of the other platforms (cross-platform
+breadth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from statistics import median
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.config import Settings
+from service.errors import BenchwatchError
+from service.records import Classification, Move, SeriesData
+from service.schedule.detect_pass import (
+    DEFAULT_METRIC,
+    SourceView,
+    Stages,
+    _detectable,
+    build_context,
+)
+from service.store.alert_reads import commit_json, related_json, run_json
+from service.store.db import Store
+from service.store.series_reads import series_refs
+from service.store.tables import Track
+
+
+@dataclass(frozen=True)
+class Question:
+    source: str
+    platform_short: str
+    kernel: str | None
+    metric: str | None
+    day: date
+    window_nights: int = 7
+
+
+def parse_day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise BenchwatchError(f"--date must be YYYY-MM-DD, not {text!r}") from None
+
+
+def _check_question(session: Session, q: Question) -> str:
+    if q.source not in DEFAULT_METRIC:
+        raise BenchwatchError(f"--source must be dashboard or pretuned, not {q.source!r}")
+    if q.window_nights < 1 or q.window_nights > 60:
+        raise BenchwatchError("--window-days must be between 1 and 60")
+    platforms = set(session.scalars(select(Track.platform_short).where(Track.source == q.source)))
+    if q.platform_short not in platforms:
+        known = ", ".join(sorted(platforms)) or "none stored yet"
+        raise BenchwatchError(f"no {q.source} series for platform {q.platform_short!r} (known: {known})")
+    metric = q.metric or DEFAULT_METRIC[q.source]
+    if not _detectable(metric):
+        raise BenchwatchError(f"metric {metric!r} is a count or flag, not a performance series")
+    refs = series_refs(session, source=q.source, platform_short=q.platform_short, kernel=q.kernel, metric=metric)
+    if not refs:
+        what = f"kernel {q.kernel!r} with metric {metric!r}" if q.kernel else f"metric {metric!r}"
+        raise BenchwatchError(f"no {q.source} series on {q.platform_short} for {what}")
+    return metric
+
+
+def _level_near(series: SeriesData, when: datetime, nights: int) -> float | None:
+    vals = [p.value for p in series.points if p.is_trend and p.value is not None
+            and abs((p.date - when).days) <= nights]
+    return median(vals) if vals else None
+
+
+def _quiet(q: Question, kernel: str, metric: str, series: SeriesData, when: datetime) -> dict:
+    level = _level_near(series, when, q.window_nights)
+    return {
+        "source": q.source, "platform_short": q.platform_short, "kernel": kernel, "metric": metric,
+        "cause": "noise", "direction": None, "confidence": 1.0 if level is not None else 0.0,
+        "last_good": None, "first_bad": None, "before": level, "after": level, "change_pct": 0.0,
+        "true_speedup": level,
+        "true_speedup_reason": "no persistent step near the date: the honest value is the series level"
+        if level is not None else "no nightly values near the date",
+        "culprit": None, "change_commit": None, "candidates": [],
+        "evidence": [{
+            "check": "persistence", "verdict": "noise",
+            "detail": f"no persistent step within ±{q.window_nights} nightlies of {q.day.isoformat()}",
+        }],
+        "related": [],
+    }
+
+
+def _explained(q: Question, move: Move, c: Classification) -> dict:
+    return {
+        "source": q.source, "platform_short": move.key.platform_short, "kernel": move.key.kernel,
+        "metric": move.key.metric, "cause": c.cause, "direction": move.direction,
+        "confidence": round(float(c.confidence), 3),
+        "last_good": run_json(move.last_good), "first_bad": run_json(move.first_bad),
+        "before": move.before, "after": move.after, "change_pct": round(move.change_pct, 2),
+        "true_speedup": c.true_speedup, "true_speedup_reason": c.true_speedup_reason,
+        "culprit": commit_json(c.culprit), "change_commit": commit_json(c.change_commit),
+        "candidates": [commit_json(x) for x in c.candidates],
+        "evidence": [{"check": e.check, "verdict": e.verdict, "detail": e.detail} for e in c.evidence],
+        "related": related_json(c.related),
+    }
+
+
+def investigate(store: Store, settings: Settings, q: Question, repo: Path | None) -> list[dict]:
+    """One explained object per kernel asked about (the most significant move near the date)."""
+    when = datetime.combine(q.day, time(12, 0), tzinfo=timezone.utc)
+    stages = Stages(settings, repo)
+    with store.session() as session:
+        metric = _check_question(session, q)
+        headline = DEFAULT_METRIC[q.source]
+        refs = [r for r in series_refs(session, source=q.source)
+                if r.key.metric in (headline, metric)
+                or (r.key.platform_short == q.platform_short and q.kernel in (None, r.key.kernel))]
+        view = SourceView.load(session, q.source, refs)
+        targets = [r for r in refs if r.key.platform_short == q.platform_short and r.key.metric == metric
+                   and (q.kernel is None or r.key.kernel == q.kernel)]
+        # peers: moves of the headline metric everywhere, and of the asked metric on the platform
+        moves: dict[int, list[Move]] = {}
+        for r in refs:
+            if r.key.metric == headline or r.key.metric == metric:
+                moves[r.series_id] = stages.detect(view.data[r.series_id])
+        live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
+        by_key: dict = {}
+        for m in live:
+            by_key.setdefault(m.key, []).append(m)
+        out = []
+        for ref in sorted(targets, key=lambda r: r.key.kernel):
+            move = stages.nearest(moves.get(ref.series_id, []), when, q.window_nights)
+            if move is None:
+                out.append(_quiet(q, ref.key.kernel, metric, view.data[ref.series_id], when))
+                continue
+            ctx = build_context(session, stages, view, ref, move, by_key, live)
+            out.append(_explained(q, move, stages.classify(ctx)))
+    return out
+
+
+__all__ = ["Question", "investigate", "parse_day"]

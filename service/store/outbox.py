@@ -1,0 +1,144 @@
+"""The Slack outbox: intents to post/edit written before Slack is called, and the thread map.
+
+Why an outbox: a crash between "Slack posted" and "we noted the ts" must not lead to a second
+post. Every intent has a unique ``key`` (``post:<group>``, ``update:<group>:r<revision>``,
+``digest:...``), so planning the same change twice inserts nothing, and delivery can tell a
+message it may already have sent (``attempts > 0``) from a fresh one.
+
+States: ``pending`` (to deliver), ``sent`` (Slack has it; ``sent_at``), ``superseded`` (a newer
+intent for the same group was delivered instead), ``logged`` (no Slack token: written to the
+log), ``historic`` (a group too old to post one by one; counted in a digest), ``dead`` (Slack
+refused the payload itself, e.g. ``invalid_blocks``: retrying cannot help).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from service.store.series_reads import naive
+from service.store.tables import OutboxMessage, SlackThread
+
+PENDING, SENT, SUPERSEDED, LOGGED, HISTORIC, DEAD = (
+    "pending", "sent", "superseded", "logged", "historic", "dead",
+)
+STATES = (PENDING, SENT, SUPERSEDED, LOGGED, HISTORIC, DEAD)
+
+
+def post_key(group_id: int) -> str:
+    return f"post:{group_id}"
+
+
+def update_key(group_id: int, revision: int) -> str:
+    return f"update:{group_id}:r{revision}"
+
+
+def enqueue(
+    session: Session,
+    *,
+    key: str,
+    kind: str,
+    payload: dict,
+    now: datetime,
+    group_id: int | None = None,
+    revision: int = 1,
+    state: str = PENDING,
+) -> OutboxMessage | None:
+    """Insert an intent unless its key exists; None when it was already there (idempotent)."""
+    if session.scalar(select(OutboxMessage.id).where(OutboxMessage.key == key)) is not None:
+        return None
+    row = OutboxMessage(
+        group_id=group_id, kind=kind, revision=revision, key=key, payload=payload, state=state,
+        attempts=0, created_at=naive(now),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def by_key(session: Session, key: str) -> OutboxMessage | None:
+    return session.scalar(select(OutboxMessage).where(OutboxMessage.key == key))
+
+
+def group_rows(session: Session, group_id: int) -> list[OutboxMessage]:
+    return list(
+        session.scalars(
+            select(OutboxMessage).where(OutboxMessage.group_id == group_id).order_by(OutboxMessage.id)
+        )
+    )
+
+
+def last_revision(session: Session, group_id: int) -> int:
+    """The newest revision an intent was written for (0: none)."""
+    rev = session.scalar(select(func.max(OutboxMessage.revision)).where(OutboxMessage.group_id == group_id))
+    return int(rev or 0)
+
+
+def pending(session: Session) -> list[OutboxMessage]:
+    return list(
+        session.scalars(select(OutboxMessage).where(OutboxMessage.state == PENDING).order_by(OutboxMessage.id))
+    )
+
+
+def claim(session: Session, row_id: int) -> int:
+    """Count an attempt *before* calling Slack; returns the attempts made before this one."""
+    row = session.get(OutboxMessage, row_id)
+    before = row.attempts
+    row.attempts = before + 1
+    return before
+
+
+def mark_sent(
+    session: Session, row_id: int, *, now: datetime, channel: str | None = None, ts: str | None = None,
+    shown_revision: int | None = None, state: str = SENT,
+) -> None:
+    """Mark delivered; for a group message also record (or move) its thread to ``ts``."""
+    row = session.get(OutboxMessage, row_id)
+    row.state = state
+    row.sent_at = naive(now)
+    row.last_error = None
+    if row.group_id is not None and ts is not None and channel is not None:
+        record_thread(session, row.group_id, channel=channel, ts=ts,
+                      revision=shown_revision or row.revision, now=now)
+
+
+def mark_failed(session: Session, row_id: int, error: str, *, dead: bool = False) -> None:
+    row = session.get(OutboxMessage, row_id)
+    row.last_error = error[:2000]
+    if dead:
+        row.state = DEAD
+
+
+def supersede(session: Session, row_ids: list[int], now: datetime, state: str = SUPERSEDED) -> None:
+    for rid in row_ids:
+        row = session.get(OutboxMessage, rid)
+        if row is not None and row.state == PENDING:
+            row.state = state
+            row.sent_at = naive(now)
+
+
+def thread_of(session: Session, group_id: int) -> SlackThread | None:
+    return session.get(SlackThread, group_id)
+
+
+def record_thread(session: Session, group_id: int, *, channel: str, ts: str, revision: int, now: datetime) -> None:
+    thread = session.get(SlackThread, group_id)
+    if thread is None:
+        session.add(SlackThread(group_id=group_id, channel=channel, ts=ts, revision=revision,
+                                posted_at=naive(now), updated_at=naive(now)))
+    else:
+        thread.channel, thread.ts = channel, ts
+        thread.revision = max(thread.revision, revision)
+        thread.updated_at = naive(now)
+    session.flush()
+
+
+def backlog(session: Session) -> dict[str, int]:
+    """Rows per state (every state present, zeros included): for `/status` and `status`."""
+    counts = Counter(dict(session.execute(
+        select(OutboxMessage.state, func.count()).group_by(OutboxMessage.state)
+    ).all()))
+    return {s: int(counts.get(s, 0)) for s in STATES}

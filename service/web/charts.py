@@ -1,0 +1,214 @@
+"""Chart payloads: plain JSON the browser hands to Plotly (served by the app, no CDN).
+
+Only trend nightlies are drawn (manual and side-branch runs never alert). Queries are bounded
+by a date window so an alert page reads a few hundred points, not a platform's whole year.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.records import LOWER_IS_BETTER
+from service.store.alert_reads import iso
+from service.store.tables import Alert, Point, Run, Series, ShapeValue, Track, TrackEvent
+
+WINDOW = timedelta(days=30)
+MAX_SMALL_CHARTS = 24
+MAIN_METRICS = {
+    "dashboard": (
+        "helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean",
+        "helion_latency_avg_ms",
+    ),
+    "pretuned": ("geomean", "best_speedup"),
+}
+
+
+def _axis(metric: str) -> str:
+    """Times (latency, compile time) get their own right-hand axis: a second timer."""
+    return "y2" if metric in LOWER_IS_BETTER else "y"
+
+
+def _runs(
+    session: Session, source: str, lo: datetime | None = None, hi: datetime | None = None
+) -> dict[int, tuple[str, str]]:
+    """Trend runs of a source (pk -> ISO date, short sha), optionally inside [lo, hi].
+
+    Dates are formatted once per run here, not once per point (it was the page's top cost).
+    """
+    q = select(Run.id, Run.date, Run.full_sha).where(Run.source == source, Run.is_trend)
+    if lo is not None:
+        q = q.where(Run.date >= lo)
+    if hi is not None:
+        q = q.where(Run.date <= hi)
+    return {pk: (iso(date), full_sha[:8]) for pk, date, full_sha in session.execute(q)}
+
+
+def _points(
+    session: Session, series_ids: list[int], runs: dict[int, tuple[str, str]]
+) -> dict[int, list[tuple[str, float | None, str]]]:
+    """Values of several series at the given runs, in date order (primary-key lookups only)."""
+    if not series_ids or not runs:
+        return {}
+    q = select(Point.series_id, Point.run_pk, Point.value).where(
+        Point.series_id.in_(series_ids), Point.run_pk.in_(list(runs))
+    )
+    have: dict[int, dict[int, float | None]] = defaultdict(dict)
+    for sid, pk, value in session.connection().execute(q):  # Core rows: no ORM overhead
+        have[sid][pk] = value
+    order = sorted(runs, key=lambda pk: runs[pk][0])  # ISO strings sort as dates
+    return {
+        sid: [(runs[pk][0], vals[pk], runs[pk][1]) for pk in order if pk in vals]
+        for sid, vals in have.items()
+    }
+
+
+def _trace(name: str, pts: list[tuple[str, float | None, str]], *, axis: str, main: bool) -> dict:
+    return {
+        "name": name,
+        "x": [d for d, _, _ in pts],
+        "y": [v for _, v, _ in pts],
+        "sha": [s for _, _, s in pts],
+        "axis": axis,
+        "main": main,
+    }
+
+
+def alert_charts(session: Session, alert: Alert, prefer: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The alert page's charts in four queries: the moved track's speedups (left axis) and
+    latency (right axis) around the step, and the same metric for the other kernels on the
+    platform over the same nights (group members first, at most MAX_SMALL_CHARTS)."""
+    series = session.get(Series, alert.series_id)
+    track = session.get(Track, series.track_id)
+    lg_date = session.get(Run, alert.last_good_run_pk).date
+    fb_date = session.get(Run, alert.first_bad_run_pk).date
+    wanted = list(MAIN_METRICS.get(track.source, ()))
+    if series.metric not in wanted:
+        wanted.append(series.metric)
+    ids = {
+        m: sid
+        for sid, m in session.execute(select(Series.id, Series.metric).where(Series.track_id == track.id))
+        if m in wanted or (track.source == "pretuned" and m.startswith("baseline:"))
+    }
+    others = session.execute(
+        select(Series.id, Track.kernel)
+        .join(Track, Track.id == Series.track_id)
+        .where(
+            Track.source == track.source, Track.platform_short == track.platform_short,
+            Series.metric == series.metric, Track.id != track.id,
+        )
+    ).all()
+    others = sorted(others, key=lambda r: (r.kernel not in prefer, r.kernel))[:MAX_SMALL_CHARTS]
+    runs = _runs(session, track.source, lg_date - WINDOW, fb_date + WINDOW)
+    pts = _points(session, list(ids.values()) + [sid for sid, _ in others], runs)
+    order = wanted + sorted(m for m in ids if m not in wanted)
+    main = {
+        "title": f"{track.kernel} on {track.platform_short}",
+        "traces": [
+            _trace(m, pts.get(ids[m], []), axis=_axis(m), main=m == series.metric)
+            for m in order if m in ids
+        ],
+        "marks": [
+            {"x": iso(lg_date), "label": "last good", "kind": "good"},
+            {"x": iso(fb_date), "label": "first bad", "kind": "bad"},
+        ],
+        "ylabel": "speedup (x)",
+        "y2label": "time (ms / s)",
+    }
+    small = [
+        {
+            "title": kernel,
+            "kernel": kernel,
+            "in_group": kernel in prefer,
+            "traces": [_trace(series.metric, pts.get(sid, []), axis="y", main=True)],
+            "marks": [{"x": iso(fb_date), "label": "", "kind": "bad"}],
+            "small": True,
+        }
+        for sid, kernel in others
+    ]
+    return main, small
+
+
+def series_chart(session: Session, series_id: int) -> dict[str, Any]:
+    """A series' whole trend history, with its moves and the track's known events."""
+    sid, metric, track_id = session.execute(
+        select(Series.id, Series.metric, Series.track_id).where(Series.id == series_id)
+    ).one()
+    track = session.get(Track, track_id)
+    pts = _points(session, [sid], _runs(session, track.source)).get(sid, [])
+    marks: list[dict] = []
+    alerts = session.execute(
+        select(Alert, Run.date)
+        .join(Run, Run.id == Alert.first_bad_run_pk)
+        .join(Series, Series.id == Alert.series_id)
+        .where(Series.track_id == track_id)
+        .order_by(Run.date)
+    ).all()
+    for a, date in alerts:
+        if a.series_id == sid:
+            marks.append({
+                "x": iso(date), "kind": "bad",
+                "label": f"#{a.id} {a.change_pct:+.1f}% ({a.human_cause or a.cause})",
+            })
+        for c in (a.change_commit, a.culprit if (a.human_cause or a.cause) != "real" else None):
+            if c and c.get("date"):
+                marks.append({
+                    "x": c["date"], "kind": "event",
+                    "label": f"{str(c.get('sha', ''))[:8]} {str(c.get('subject', ''))[:60]}",
+                })
+    for ev, date in session.execute(
+        select(TrackEvent, Run.date).join(Run, Run.id == TrackEvent.run_pk, isouter=True)
+        .where(TrackEvent.track_id == track_id)
+    ).all():
+        marks.append({
+            "x": iso(date or ev.seen_at), "kind": "event",
+            "label": f"{ev.attribute}: {ev.old_value} → {ev.new_value}",
+        })
+    seen, uniq = set(), []
+    for m in marks:
+        k = (m["x"], m["label"])
+        if k not in seen:
+            seen.add(k)
+            uniq.append(m)
+    return {
+        "title": f"{track.kernel} on {track.platform_short}: {metric}",
+        "traces": [_trace(metric, pts, axis="y", main=True)],
+        "marks": uniq,
+        "ylabel": metric,
+    }
+
+
+SHAPE_COLUMNS = (
+    "helion_speedup", "triton_speedup", "torch_compile_speedup", "helion_accuracy",
+    "helion_compile_time_s", "helion_latency_ms",
+)
+
+
+def latest_shapes(session: Session, track_id: int) -> dict[str, Any] | None:
+    """Per-shape values of the newest run that kept them (only the newest run per ingest has them)."""
+    row = session.execute(
+        select(ShapeValue.run_pk, Run.date, Run.full_sha, Run.run_id)
+        .join(Run, Run.id == ShapeValue.run_pk)
+        .where(ShapeValue.track_id == track_id)
+        .order_by(Run.date.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    shapes = session.scalars(
+        select(ShapeValue)
+        .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == row.run_pk)
+        .order_by(ShapeValue.shape_index)
+    ).all()
+    return {
+        "run_id": row.run_id, "sha": row.full_sha[:8], "date": iso(row.date),
+        "columns": SHAPE_COLUMNS,
+        "rows": [(s.shape, [getattr(s, c) for c in SHAPE_COLUMNS]) for s in shapes],
+    }
+
+
+__all__ = ["alert_charts", "series_chart", "latest_shapes"]

@@ -1,0 +1,298 @@
+"""HTML pages: queue, group, alert, series explorer, status, sign-in, and the action forms.
+
+GET pages are open to anyone who can reach the box; POSTs (sign-in aside) need a signed-in
+user, and every POST needs the session's CSRF token. Untrusted text reaches templates only
+through Jinja's autoescape, and chart data only through `tojson` (which escapes `<`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any, Callable, Optional
+from urllib.parse import urlencode
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from service.errors import BenchwatchError
+from service.records import CAUSES
+from service.store.alert_reads import alert_json, group_json
+from service.store.status import SOURCES, store_status
+from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
+from service.web import auth
+from service.web.actions import ACTIONS, perform
+from service.web.charts import alert_charts, latest_shapes, series_chart
+from service.web.deps import db, scheduler_info
+from service.web.queue import STATUS_FILTERS, select_page
+
+log = logging.getLogger("benchwatch.web")
+router = APIRouter(include_in_schema=False)
+
+
+def render_html(request: Request, name: str, **ctx: Any) -> str:
+    user = auth.current_user(request)
+    flash = request.session.pop("flash", None) if "flash" in request.session else None
+    settings = request.app.state.settings
+    ctx.update(
+        request=request,
+        user=user,
+        csrf=auth.csrf_token(request) if (user or ctx.pop("needs_csrf", False)) else "",
+        flash=flash,
+        sign_in_enabled=auth.sign_in_enabled(settings.web),
+        github_url=settings.helion.github_url,
+        CAUSES=CAUSES,
+    )
+    return request.app.state.templates.get_template(name).render(**ctx)
+
+
+def render(request: Request, name: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
+    return HTMLResponse(render_html(request, name, **ctx), status_code=status_code)
+
+
+async def cached(request: Request, key: tuple, build: Callable[[], str]) -> HTMLResponse:
+    """Anonymous readers share rendered pages (see cache.py); signed-in ones get fresh ones.
+
+    A current page is served straight from the event loop; rendering (database work) runs in
+    worker threads, at most RENDER_THREADS at once: more would only fight over the GIL and
+    starve the event loop that serves the cached pages.
+    """
+    cache = request.app.state.page_cache
+    limiter = request.app.state.render_limiter
+    if auth.current_user(request) is None and "flash" not in request.session:
+        html = cache.lookup(key)
+        if html is None:
+            html = await anyio.to_thread.run_sync(cache.page, key, build, limiter=limiter)
+        return HTMLResponse(html)
+    return HTMLResponse(await anyio.to_thread.run_sync(build, limiter=limiter))
+
+
+def _opt(value: Optional[str]) -> Optional[str]:
+    """Empty form selects mean 'any'."""
+    value = (value or "").strip()
+    return value or None
+
+
+# --- queue & group -----------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+async def queue(
+    request: Request,
+    status: str = "active",
+    cause: Optional[str] = None,
+    platform: Optional[str] = None,
+    source: Optional[str] = None,
+    page: int = 1,
+):
+    state = request.app.state
+    filters = {"status": _opt(status) or "active", "cause": _opt(cause), "platform": _opt(platform),
+               "source": _opt(source)}
+
+    def link(**over: Any) -> str:
+        q = {k: v for k, v in {**filters, "page": None, **over}.items() if v}
+        return "/?" + urlencode(q) if q else "/"
+
+    def build() -> str:
+        rows = state.queue_cache.rows(state.page_cache.version(), state.store.session)
+        result = select_page(rows, page=page, page_size=state.settings.web.page_size, **filters)
+        return render_html(request, "queue.html", q=result, filters=filters, link=link,
+                           status_filters=STATUS_FILTERS, sources=SOURCES)
+
+    minute = int(time.time() // 60)  # the age column moves on
+    return await cached(request, ("queue", tuple(filters.values()), page, minute), build)
+
+
+@router.get("/groups/{group_id}", response_class=HTMLResponse)
+def group_page(request: Request, group_id: int, session: Session = Depends(db)):
+    group = session.get(AlertGroup, group_id)
+    if group is None:
+        raise HTTPException(404, f"no alert group with id {group_id}")
+    data = group_json(session, group)
+    children = [group_json(session, session.get(AlertGroup, c)) for c in data["child_group_ids"]]
+    return render(request, "group.html", g=data, children=children)
+
+
+# --- alert page & actions -----------------------------------------------------------------
+
+
+@router.get("/alerts/{alert_id}", response_class=HTMLResponse)
+async def alert_page(request: Request, alert_id: int):
+    def build() -> str:
+        with request.app.state.store.session() as session:
+            alert = session.get(Alert, alert_id)
+            if alert is None:
+                raise HTTPException(404, f"no alert with id {alert_id}")
+            data = alert_json(session, alert)
+            prefer: set[str] = set()
+            if alert.group_id is not None:
+                prefer = set(
+                    session.scalars(
+                        select(Track.kernel)
+                        .join(Series, Series.track_id == Track.id)
+                        .join(Alert, Alert.series_id == Series.id)
+                        .where(Alert.group_id == alert.group_id)
+                    )
+                )
+            chart, small = alert_charts(session, alert, prefer)
+        return render_html(request, "alert.html", a=data, chart=chart, small=small, actions=ACTIONS)
+
+    return await cached(request, ("alert", alert_id), build)
+
+
+@router.post("/alerts/{alert_id}/{action}")
+def alert_action(
+    request: Request,
+    alert_id: int,
+    action: str,
+    csrf_token: str = Form(""),
+    note: str = Form(""),
+    cause: str = Form(""),
+):
+    if not auth.csrf_ok(request, csrf_token):
+        raise HTTPException(403, "the form expired or came from another site; reload and retry")
+    user = auth.current_user(request)
+    if user is None:
+        raise HTTPException(401, "sign in to act on alerts")
+    if action not in ACTIONS:
+        raise HTTPException(404, f"unknown action {action!r}")
+    state = request.app.state
+    try:
+        with state.store.session() as session:  # committed here, before the redirect
+            if session.get(Alert, alert_id) is None:
+                raise HTTPException(404, f"no alert with id {alert_id}")
+            perform(session, action, alert_id, user, note, cause or None)
+    except BenchwatchError as exc:  # validated before anything is written
+        request.session["flash"] = {"kind": "error", "text": exc.message}
+    else:
+        log.info("alert %s: %s by %s", alert_id, action, user)
+        request.session["flash"] = {"kind": "ok", "text": f"{ACTIONS[action].lower()}: recorded"}
+    state.page_cache.invalidate()
+    return RedirectResponse(f"/alerts/{alert_id}#audit", status_code=303)
+
+
+# --- series explorer ----------------------------------------------------------------------
+
+
+@router.get("/series", response_class=HTMLResponse)
+def series_page(
+    request: Request,
+    source: Optional[str] = None,
+    platform: Optional[str] = None,
+    kernel: Optional[str] = None,
+    metric: Optional[str] = None,
+    session: Session = Depends(db),
+):
+    source = _opt(source) or "dashboard"
+    if source not in SOURCES:
+        raise BenchwatchError(f"source must be one of {', '.join(SOURCES)}")
+    platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)
+    platforms = session.scalars(
+        select(Track.platform_short).where(Track.source == source).distinct().order_by(Track.platform_short)
+    ).all()
+    if platform not in platforms:
+        platform = platforms[0] if platforms else None
+    kernels = session.scalars(
+        select(Track.kernel).where(Track.source == source, Track.platform_short == platform)
+        .order_by(Track.kernel)
+    ).all() if platform else []
+    if kernel not in kernels:
+        kernel = kernels[0] if kernels else None
+    metrics, chart, shapes = [], None, None
+    if kernel:
+        track_id = session.scalar(
+            select(Track.id).where(Track.source == source, Track.platform_short == platform, Track.kernel == kernel)
+        )
+        rows = session.execute(
+            select(Series.id, Series.metric).where(Series.track_id == track_id).order_by(Series.metric)
+        ).all()
+        metrics = [m for _, m in rows]
+        if metric not in metrics:
+            preferred = [m for m in ("helion_speedup_geomean", "geomean") if m in metrics]
+            metric = preferred[0] if preferred else (metrics[0] if metrics else None)
+        sid = dict((m, s) for s, m in rows).get(metric)
+        chart = series_chart(session, sid) if sid is not None else None
+        shapes = latest_shapes(session, track_id)
+    return render(
+        request, "series.html", sources=SOURCES, source=source, platforms=platforms, platform=platform,
+        kernels=kernels, kernel=kernel, metrics=metrics, metric=metric, chart=chart, shapes=shapes,
+    )
+
+
+# --- status -------------------------------------------------------------------------------
+
+
+def store_size(session: Session) -> int | None:
+    """Bytes on disk: the SQLite file (+ WAL) or pg_database_size."""
+    bind = session.get_bind()
+    if bind.dialect.name == "sqlite":
+        path = make_url(str(bind.url)).database
+        if not path or path == ":memory:":
+            return None
+        return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    if bind.dialect.name == "postgresql":
+        return int(session.scalar(select(func.pg_database_size(func.current_database()))) or 0)
+    return None
+
+
+@router.get("/status", response_class=HTMLResponse)
+def status_page(request: Request, session: Session = Depends(db)):
+    last = {}
+    for source in SOURCES:
+        last[source] = session.scalars(
+            select(IngestLog).where(IngestLog.source == source).order_by(IngestLog.started_at.desc()).limit(1)
+        ).first()
+    settings = request.app.state.settings
+    return render(
+        request, "status.html", counts=store_status(session), last=last, sched=scheduler_info(request),
+        size=store_size(session), schedule=settings.schedule, sources_cfg=settings.sources,
+    )
+
+
+# --- sign-in ------------------------------------------------------------------------------
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site paths: never bounce a fresh sign-in to another host."""
+    target = target or "/"
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, next: str = "/"):
+    return render(request, "login.html", next=_safe_next(next), error=None, needs_csrf=True)
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    name: str = Form(""),
+    password: str = Form(""),
+    csrf_token: str = Form(""),
+    next: str = Form("/"),
+):
+    if not auth.csrf_ok(request, csrf_token):
+        return render(request, "login.html", 403, next=_safe_next(next), needs_csrf=True,
+                      error="the form expired; try again")
+    result = auth.check_credentials(request.app.state.settings.web, name, password)
+    if not result.ok:
+        log.info("web sign-in refused")
+        return render(request, "login.html", 401, next=_safe_next(next), needs_csrf=True,
+                      error=result.error)
+    auth.log_in(request, result.user)
+    log.info("web sign-in: %s", result.user)
+    return RedirectResponse(_safe_next(next), status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request, csrf_token: str = Form("")):
+    if auth.csrf_ok(request, csrf_token):
+        auth.log_out(request)
+    return RedirectResponse("/", status_code=303)

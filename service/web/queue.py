@@ -1,0 +1,229 @@
+"""The queue's read model: one row per top-level alert group (or per alert with no group).
+
+Built from three narrow queries and cached until the data changes (a one-row "version"
+query: counts and newest ids/timestamps of alerts, groups and audit entries), so 20 on-call
+browsers refreshing the queue cost a few milliseconds each; filtering and paging then run
+over the cached rows in memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.errors import BenchwatchError
+from service.records import CAUSES
+from service.store.tables import Alert, AlertGroup, Run, Series, Track
+
+STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "dismissed", "all")
+SOURCES = ("dashboard", "pretuned")
+MAX_KERNELS_SHOWN = 6
+
+
+@dataclass(frozen=True)
+class Member:
+    alert_id: int
+    kernel: str
+    metric: str
+    platform_short: str
+    change_pct: float
+    status: str
+    cause: str  # effective: human verdict when there is one
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    group_id: int | None  # None: an alert that no group holds (shown on its own)
+    source: str
+    platform: str | None  # None: a cross-platform group
+    platforms: tuple[str, ...]
+    cause: str
+    machine_cause: str
+    reclassified: bool
+    state: str
+    status: str
+    first_bad_date: datetime | None
+    first_bad_sha: str
+    created_at: datetime
+    members: tuple[Member, ...] = field(default_factory=tuple)
+    shown: tuple[Member, ...] = field(default_factory=tuple)  # one per kernel, largest move first
+
+    @property
+    def link(self) -> str:
+        if self.group_id is not None:
+            return f"/groups/{self.group_id}"
+        return f"/alerts/{self.members[0].alert_id}"
+
+
+
+def _shown(members: tuple[Member, ...]) -> tuple[Member, ...]:
+    """One member per kernel (its largest move), largest first."""
+    best: dict[tuple[str, str], Member] = {}
+    for m in members:
+        k = (m.platform_short, m.kernel)
+        if k not in best or abs(m.change_pct) > abs(best[k].change_pct):
+            best[k] = m
+    return tuple(sorted(best.values(), key=lambda m: -abs(m.change_pct)))
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    rows: tuple[QueueRow, ...]
+    total: int
+    page: int
+    pages: int
+    cause_counts: dict[str, int]
+    platforms: tuple[str, ...]
+
+
+def group_status(statuses: list[str]) -> str:
+    """Open while any member is open; then acknowledged; dismissed only when all are."""
+    s = set(statuses)
+    if not s or "open" in s:
+        return "open"
+    if "acknowledged" in s:
+        return "acknowledged"
+    if s == {"dismissed"}:
+        return "dismissed"
+    return "resolved"
+
+
+def build_rows(session: Session) -> list[QueueRow]:
+    """Every top-level row, newest first-bad first."""
+    alerts = session.execute(
+        select(
+            Alert.id, Alert.group_id, Alert.status, Alert.cause, Alert.human_cause, Alert.state,
+            Alert.change_pct, Alert.created_at, Alert.first_bad_run_pk, Track.kernel,
+            Series.metric, Track.platform_short, Track.source,
+        )
+        .join(Series, Series.id == Alert.series_id)
+        .join(Track, Track.id == Series.track_id)
+    ).all()
+    groups = {
+        g.id: g
+        for g in session.execute(
+            select(
+                AlertGroup.id, AlertGroup.parent_id, AlertGroup.source, AlertGroup.platform_short,
+                AlertGroup.cause, AlertGroup.state, AlertGroup.created_at, AlertGroup.first_bad_run_pk,
+            )
+        ).all()
+    }
+    run_pks = {a.first_bad_run_pk for a in alerts} | {g.first_bad_run_pk for g in groups.values()}
+    runs = {
+        pk: (date, full_sha)
+        for pk, date, full_sha in session.execute(
+            select(Run.id, Run.date, Run.full_sha).where(Run.id.in_(list(run_pks)))
+        )
+    } if run_pks else {}
+
+    def top(gid: int) -> int:
+        seen = set()
+        while groups[gid].parent_id is not None and groups[gid].parent_id in groups and gid not in seen:
+            seen.add(gid)
+            gid = groups[gid].parent_id
+        return gid
+
+    by_group: dict[int, list] = defaultdict(list)
+    rows: list[QueueRow] = []
+    for a in alerts:
+        member = Member(a.id, a.kernel, a.metric, a.platform_short, float(a.change_pct), a.status,
+                        a.human_cause or a.cause)
+        if a.group_id is not None and a.group_id in groups:
+            by_group[top(a.group_id)].append((a, member))
+            continue
+        date, full_sha = runs.get(a.first_bad_run_pk, (None, ""))
+        rows.append(QueueRow(
+            None, a.source, a.platform_short, (a.platform_short,), member.cause, a.cause,
+            a.human_cause is not None, a.state, a.status, date, full_sha[:8], a.created_at, (member,),
+            (member,),
+        ))
+    for gid, g in groups.items():
+        if g.parent_id is not None and g.parent_id in groups:
+            continue
+        pairs = by_group.get(gid, [])
+        members = tuple(sorted((m for _, m in pairs), key=lambda m: m.alert_id))
+        effective = {m.cause for m in members}
+        human = any(a.human_cause for a, _ in pairs)
+        cause = effective.pop() if human and len(effective) == 1 else g.cause
+        date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
+        plats = tuple(sorted({m.platform_short for m in members} | ({g.platform_short} if g.platform_short else set())))
+        rows.append(QueueRow(
+            gid, g.source, g.platform_short, plats, cause, g.cause, cause != g.cause, g.state,
+            group_status([m.status for m in members]), date, full_sha[:8], g.created_at, members,
+            _shown(members),
+        ))
+    floor = datetime.min
+    rows.sort(key=lambda r: (r.first_bad_date or floor, r.created_at or floor, r.group_id or 0), reverse=True)
+    return rows
+
+
+class QueueCache:
+    """The rows of the last build, reused while the data version is unchanged."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: tuple | None = None
+        self._rows: list[QueueRow] = []
+
+    def rows(self, version: tuple, session_factory) -> list[QueueRow]:
+        with self._lock:
+            if version == self._version:
+                return self._rows
+        with session_factory() as session:
+            rows = build_rows(session)
+        with self._lock:
+            self._version, self._rows = version, rows
+        return rows
+
+
+def _check(name: str, value: str | None, allowed) -> None:
+    if value is not None and value not in allowed:
+        raise BenchwatchError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+
+
+def _status_ok(row: QueueRow, status: str) -> bool:
+    if status == "all":
+        return True
+    if status == "active":
+        return row.status in ("open", "acknowledged")
+    return row.status == status
+
+
+def select_page(
+    rows: list[QueueRow],
+    *,
+    status: str = "active",
+    cause: str | None = None,
+    platform: str | None = None,
+    source: str | None = None,
+    page: int = 1,
+    page_size: int = 50,
+) -> QueuePage:
+    """Filter + paginate; per-cause counts ignore the cause filter (they are its menu)."""
+    _check("status", status, STATUS_FILTERS)
+    _check("cause", cause, CAUSES)
+    _check("source", source, SOURCES)
+    if page < 1:
+        raise BenchwatchError("page must be a positive number")
+    platforms = tuple(sorted({p for r in rows for p in r.platforms}))
+    if platform is not None and len(platform) > 64:
+        raise BenchwatchError("platform name too long")
+    base = [
+        r for r in rows
+        if _status_ok(r, status)
+        and (platform is None or platform in r.platforms)
+        and (source is None or r.source == source)
+    ]
+    counts = Counter(r.cause for r in base)
+    chosen = [r for r in base if cause is None or r.cause == cause]
+    pages = max(1, -(-len(chosen) // page_size))
+    start = (page - 1) * page_size
+    return QueuePage(
+        tuple(chosen[start : start + page_size]), len(chosen), page, pages,
+        {c: counts.get(c, 0) for c in CAUSES}, platforms,
+    )

@@ -1,0 +1,197 @@
+"""The on-call flow in real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright):
+queue, filter, alert page with a drawn chart, sign in, acknowledge, reclassify, the audit trail,
+and hostile strings staying text. Also writes the README screenshots when asked
+(BENCHWATCH_WRITE_SCREENSHOTS=1 writes docs/screenshots/*.png)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from service.config import Settings, WebSettings
+from service.store.db import Store
+from service.web.app import create_app
+from service.web.auth import hash_password
+from tests.test_web_data import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
+
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "browser-pass-123"
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.browser
+
+
+def _need_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but {CHROMIUM} is missing (.ci/run installs Debian's chromium)")
+    pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """uvicorn serving create_app on a free loopback port in a thread."""
+
+    def __init__(self, app) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    _need_chromium()
+    store = Store(f"sqlite:///{tmp_path_factory.mktemp('web') / 'bw.db'}")
+    today = datetime.now(timezone.utc).replace(tzinfo=None, hour=8, minute=0, second=0, microsecond=0)
+    world = build_world(store, nights=60, start=today - timedelta(days=57))  # recent, for the screenshots
+    settings = Settings(web=WebSettings(secret_key="browser-test-key",
+                                        users={"alice": hash_password(PASSWORD, rounds=4)}))
+    with Served(create_app(settings, store)) as base:
+        yield base, world
+    store.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1360, "height": 900})
+    pg = ctx.new_page()
+    pg.problems = []  # console errors, page errors, and any dialog (an executed alert())
+    pg.on("console", lambda m: pg.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+
+    def _dialog(d) -> None:
+        pg.problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    pg.on("dialog", _dialog)
+    yield pg
+    ctx.close()
+
+
+def chart_points(pg, selector: str) -> int:
+    """Markers Plotly drew for a chart: proof the SVG exists and carries the data."""
+    pg.wait_for_selector(f"{selector} .main-svg", timeout=20_000)
+    return pg.locator(f"{selector} .scatterlayer .trace .points path").count()
+
+
+def test_queue_filter_alert_chart_sign_in_ack_reclassify(site, page):
+    base, world = site
+    page.goto(base + "/")
+    rows = page.locator("table.queue tbody tr")
+    assert rows.count() == 3
+    assert page.locator("[data-testid=cause-counts]").inner_text().count("1") >= 3
+
+    # filter by cause through the form
+    page.select_option("select[name=cause]", "real")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url(re.compile(r"cause=real"))
+    assert rows.count() == 1 and rows.first.get_attribute("data-cause") == "real"
+
+    # open the alert from its kernel link
+    page.click("table.queue a:text-is('gemm')")
+    page.wait_for_url(re.compile(rf"/alerts/{world.alerts['gemm']}$"))
+    assert chart_points(page, "#main-chart") > 4 * 40  # four metrics, 41+ nights each in the window
+    assert int(page.get_attribute("#main-chart", "data-rendered")) > 160
+    assert page.locator(".smalls .chart[data-rendered]").count() == 8  # the other b200 kernels
+    assert page.locator("#main-chart .shapelayer path").count() >= 2  # last good / first bad lines
+
+    # the hostile kernel name is text in the page and the charts
+    assert page.locator(".smalls figcaption", has_text=XSS_KERNEL).count() == 1
+    assert page.evaluate("document.querySelectorAll('img[src=x]').length") == 0
+
+    # sign in from the page, land back on it
+    page.click("text=Sign in")
+    page.fill("input[name=name]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form.login button[type=submit]")
+    page.wait_for_url(re.compile(rf"/alerts/{world.alerts['gemm']}"))
+    assert page.locator("[data-testid=user]").inner_text() == "alice"
+    status = page.locator("p.summary [data-testid=status]")
+    assert status.inner_text() == "open"
+
+    # acknowledge with a note, then reclassify
+    page.fill("form[data-action=ack] input[name=note]", "on it " + XSS_NOTE)
+    page.click("form[data-action=ack] button")
+    page.wait_for_selector("p.summary [data-testid=status]:text-is('acknowledged')")
+    page.select_option("form[data-action=reclassify] select[name=cause]", "method_change")
+    page.click("form[data-action=reclassify] button")
+    page.wait_for_selector("[data-testid=cause] .badge:has-text('Benchmark method change')")
+    audit = page.locator("[data-testid=audit] tbody tr")
+    texts = [audit.nth(i).inner_text() for i in range(audit.count())]
+    assert any("alice" in t and "acknowledged" in t and XSS_NOTE in t for t in texts)
+    assert any("alice" in t and "reclassified" in t and "method_change" in t for t in texts)
+    assert page.locator("text=machine said Real regression").count() == 1
+    assert page.problems == []
+
+
+def test_hostile_commit_subject_and_note_show_as_text(site, page):
+    base, world = site
+    page.goto(f"{base}/alerts/{world.alerts['xss']}")
+    chart_points(page, "#main-chart")
+    assert page.locator("[data-testid=kernel]").inner_text() == XSS_KERNEL
+    assert page.locator("[data-testid=commits] td.subject").first.inner_text() == XSS_SUBJECT
+    assert page.locator("[data-testid=audit] td.note", has_text=XSS_NOTE).count() == 1
+    assert page.evaluate("document.querySelectorAll('main script:not([type]), main b, img[src=x]').length") == 0
+    page.goto(f"{base}/series?platform=b200&kernel={XSS_KERNEL}")
+    assert chart_points(page, "#series-chart") == 60
+    assert page.problems == []
+
+
+def test_screenshots_of_queue_and_alert(site, page, tmp_path):
+    """Writes docs/screenshots/{queue,alert}.png with BENCHWATCH_WRITE_SCREENSHOTS=1."""
+    base, world = site
+    out = ROOT / "docs" / "screenshots" if os.environ.get("BENCHWATCH_WRITE_SCREENSHOTS") == "1" else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    page.goto(base + "/?status=all")
+    page.screenshot(path=str(out / "queue.png"), full_page=True)
+    page.goto(f"{base}/login?next=/alerts/{world.alerts['hw-gemm']}")
+    page.fill("input[name=name]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form.login button[type=submit]")
+    page.wait_for_url(re.compile(rf"/alerts/{world.alerts['hw-gemm']}$"))
+    chart_points(page, "#main-chart")
+    n = page.locator(".smalls .chart").count()
+    assert n == 7  # the other h100 kernels
+    page.locator(".smalls .chart[data-rendered]").nth(n - 1).wait_for()
+    page.screenshot(path=str(out / "alert.png"), full_page=True)
+    for name in ("queue.png", "alert.png"):
+        data = (out / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -1,0 +1,304 @@
+"""repo_fact_changes: method/runner facts parsed from Helion files at both ends of a window.
+
+Repos are real (git fast-import); file contents come from tests/helion_files.py, the same
+renderers the synthetic worlds use, so the world generator and the parser agree on the shape.
+"""
+
+from __future__ import annotations
+
+import ast
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from service.culprit import git
+from service.culprit.facts import dispatch_kernel_defaults, entry_args, kernel_mappings, repo_fact_changes
+from service.errors import BenchwatchError
+from tests.gitrepo import CommitSpec, build_repo
+from tests.helion_files import (
+    DEFAULT_RUNNERS,
+    DISPATCH_PATH,
+    RUN_PY_PATH,
+    render_dispatch_yml,
+    render_run_py,
+)
+
+T0 = datetime(2026, 6, 1, 8, 0, tzinfo=timezone.utc)
+
+MAPPINGS = {
+    "vector_add": {},
+    "sum": {},
+    "rms_norm": {},
+    "rms_norm-bwd": {"num_inputs": 5, "remove_flags": ["--cudagraph"]},
+    "layer_norm-bwd": {"remove_flags": ["--cudagraph"]},
+    "rope": {"num_inputs": 5},
+    "softmax": {},
+}
+KERNELS = {
+    "kernels": ["vector_add", "sum", "rms_norm", "rms_norm-bwd", "layer_norm-bwd", "rope", "softmax"],
+    "kernels_cute": ["vector_add", "layer_norm", "rms_norm", "vector_exp", "sum"],
+    "kernels_tpu": ["vector_add", "sum", "softmax"],
+    "kernels_tpu_bridge": ["rms_norm", "kl_div"],
+    "kernels_linattn": ["simple_gla", "simple_gla-bwd"],
+}
+
+
+def _files(mappings=None, kernels=None, runners=None, **kw) -> dict[str, str]:
+    return {
+        RUN_PY_PATH: render_run_py(mappings if mappings is not None else MAPPINGS),
+        DISPATCH_PATH: render_dispatch_yml(kernels or KERNELS, runners or DEFAULT_RUNNERS, **kw),
+    }
+
+
+def _repo(tmp_path: Path, *changes: dict[str, str | None], base: dict[str, str | None] | None = None) -> tuple[Path, list[str]]:
+    """Base commit, a distractor code commit, then each change as one commit, then another distractor."""
+    specs = [
+        CommitSpec("Initial", T0, base if base is not None else _files()),
+        CommitSpec("[cute] Support tcgen05 epilogues", T0 + timedelta(hours=1), {"helion/_compiler/cute/epi.py": "x\n"}),
+    ]
+    for i, ch in enumerate(changes):
+        specs.append(CommitSpec(f"[Benchmark CI] change {i}", T0 + timedelta(hours=2 + i), ch))
+    specs.append(CommitSpec("[Pallas] Fix VMEM", T0 + timedelta(hours=9), {"helion/_compiler/pallas/v.py": "y\n"}))
+    path = tmp_path / "helion"
+    return path, build_repo(path, specs)
+
+
+def _kinds(facts) -> list[str]:
+    return sorted(f.kind for f in facts)
+
+
+# --- the renderers produce files the parsers understand -----------------------------------------
+
+
+def test_rendered_run_py_round_trips_through_the_parser():
+    text = render_run_py(MAPPINGS)
+    ast.parse(text)
+    parsed = kernel_mappings(text)
+    assert parsed is not None and list(parsed) == list(MAPPINGS)
+    for name, args in MAPPINGS.items():
+        assert entry_args(parsed[name]) == args
+        assert parsed[name][0] == f"tritonbench.operators.{name.split('-')[0]}.operator"
+
+
+def test_rendered_dispatch_yml_round_trips_through_the_parser():
+    doc = yaml.safe_load(render_dispatch_yml(KERNELS, DEFAULT_RUNNERS))
+    assert dispatch_kernel_defaults(doc) == {k: set(v) for k, v in KERNELS.items()}
+    with_blocks = [job["with"] for job in doc["jobs"].values()]
+    assert {w["runner"] for w in with_blocks} == set(DEFAULT_RUNNERS.values())
+    with pytest.raises(ValueError):
+        render_dispatch_yml({"kernels_gpu": ["x"]}, DEFAULT_RUNNERS)
+
+
+# --- each fact kind -----------------------------------------------------------------------------
+
+
+def test_cudagraph_flag_gained(tmp_path):
+    after = {**MAPPINGS, "rms_norm": {"remove_flags": ["--cudagraph"]}}
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: render_run_py(after)})
+    facts = repo_fact_changes(path, shas[0], shas[-1], "b200", "rms_norm")
+    assert _kinds(facts) == ["cudagraph_flag"]
+    f = facts[0]
+    assert (f.suggests, f.path, f.old, f.new) == ("method_change", RUN_PY_PATH, "cudagraph", "no cudagraph")
+    assert "rms_norm" in f.detail
+    # the other kernels did not change
+    assert repo_fact_changes(path, shas[0], shas[-1], "b200", "softmax") == []
+
+
+def test_cudagraph_flag_lost_and_num_inputs_changed(tmp_path):
+    after = {**MAPPINGS, "rms_norm-bwd": {"num_inputs": 3}}
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: render_run_py(after)})
+    facts = repo_fact_changes(path, shas[0], shas[-1], "h100", "rms_norm-bwd")
+    assert _kinds(facts) == ["cudagraph_flag", "num_inputs"]
+    by = {f.kind: f for f in facts}
+    assert (by["cudagraph_flag"].old, by["cudagraph_flag"].new) == ("no cudagraph", "cudagraph")
+    assert (by["num_inputs"].old, by["num_inputs"].new) == ("5", "3")
+    assert all(f.suggests == "method_change" for f in facts)
+
+
+def test_num_inputs_added(tmp_path):
+    after = {**MAPPINGS, "softmax": {"num_inputs": 4}}
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: render_run_py(after)})
+    (f,) = repo_fact_changes(path, shas[0], shas[-1], "mi350x", "softmax")
+    assert (f.kind, f.old, f.new) == ("num_inputs", "default", "4")
+
+
+def test_kernel_dropped_and_added_per_platform(tmp_path):
+    kernels = {**KERNELS, "kernels_cute": ["vector_add", "layer_norm", "vector_exp", "sum", "softmax"]}
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: render_dispatch_yml(kernels, DEFAULT_RUNNERS)})
+    (drop,) = repo_fact_changes(path, shas[0], shas[-1], "b200_cute", "rms_norm")
+    assert (drop.kind, drop.suggests, drop.path) == ("kernel_dropped", "method_change", DISPATCH_PATH)
+    (add,) = repo_fact_changes(path, shas[0], shas[-1], "b200_cute", "softmax")
+    assert add.kind == "kernel_added"
+    # b200 (Triton) reads `kernels`, which did not change
+    assert repo_fact_changes(path, shas[0], shas[-1], "b200", "rms_norm") == []
+
+
+def test_tpu_unions_its_two_inputs_and_h100_reads_linattn(tmp_path):
+    kernels = {
+        **KERNELS,
+        "kernels_tpu": ["vector_add", "sum", "softmax", "rms_norm"],  # moved from the bridge list
+        "kernels_tpu_bridge": ["kl_div"],
+        "kernels_linattn": ["simple_gla-bwd"],
+    }
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: render_dispatch_yml(kernels, DEFAULT_RUNNERS)})
+    assert repo_fact_changes(path, shas[0], shas[-1], "tpu", "rms_norm") == []
+    (f,) = repo_fact_changes(path, shas[0], shas[-1], "h100", "simple_gla")
+    assert f.kind == "kernel_dropped" and "h100" in f.detail
+    assert repo_fact_changes(path, shas[0], shas[-1], "b200_cute", "simple_gla") == []
+
+
+def test_runner_label_changed_only_for_that_platform(tmp_path):
+    runners = {**DEFAULT_RUNNERS, "mi350x": "linux.rocm.gpu.gfx950.4"}
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: render_dispatch_yml(KERNELS, runners)})
+    (f,) = repo_fact_changes(path, shas[0], shas[-1], "mi350x", "sum")
+    assert (f.kind, f.suggests, f.path) == ("runner_label", "hardware", DISPATCH_PATH)
+    assert (f.old, f.new) == ("linux.rocm.gpu.gfx950.1", "linux.rocm.gpu.gfx950.4")
+    for other in ("h100", "b200", "b200_cute", "tpu"):
+        assert repo_fact_changes(path, shas[0], shas[-1], other, "sum") == [], other
+
+
+def test_b200_and_b200_cute_jobs_are_told_apart(tmp_path):
+    runners = {**DEFAULT_RUNNERS, "b200_cute": "linux.dgx.b200.cute"}
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: render_dispatch_yml(KERNELS, runners)})
+    assert _kinds(repo_fact_changes(path, shas[0], shas[-1], "b200_cute", "sum")) == ["runner_label"]
+    assert repo_fact_changes(path, shas[0], shas[-1], "b200", "sum") == []
+
+
+def test_toolchain_image_and_runtime_changes(tmp_path):
+    change = _files(images={"h100": "nvidia/cuda:13.0.1-devel-ubuntu24.04"}, runtime_versions={"h100": "cu130"})
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: change[DISPATCH_PATH]})
+    (f,) = repo_fact_changes(path, shas[0], shas[-1], "h100", "sum")
+    assert (f.kind, f.suggests) == ("toolchain", "hardware")
+    assert "cu129" in (f.old or "") and "cu130" in (f.new or "") and "13.0.1" in (f.new or "")
+    assert repo_fact_changes(path, shas[0], shas[-1], "b200", "sum") == []
+
+
+RUNNER_WORKFLOW = """\
+name: Benchmark
+on:
+  workflow_call:
+    inputs:
+      runner:
+        required: true
+        type: string
+jobs:
+  bench:
+    strategy:
+      matrix:
+        include:
+          - alias: b200
+            runner: {b200}
+          - alias: mi350x
+            runner: linux.rocm.gpu.gfx950.1
+    runs-on: ${{{{ matrix.runner }}}}
+    steps:
+      - name: Install PyTorch
+        run: |
+          pip install torch=={torch} --index-url https://download.pytorch.org/whl/{wheel}
+      - name: Run
+        run: python benchmarks/run.py --op sum
+"""
+
+
+def test_matrix_include_labels_and_pip_pins_in_other_benchmark_workflows(tmp_path):
+    before = {".github/workflows/benchmark.yml": RUNNER_WORKFLOW.format(b200="linux.dgx.b200", torch="2.9.0", wheel="cu129")}
+    after = {".github/workflows/benchmark.yml": RUNNER_WORKFLOW.format(b200="linux.dgx.b200.nvl", torch="2.10.0", wheel="cu130")}
+    path, shas = _repo(tmp_path, after, base={**_files(), **before})
+    facts = repo_fact_changes(path, shas[0], shas[-1], "b200", "sum")
+    assert _kinds(facts) == ["runner_label", "toolchain"]
+    tool = next(f for f in facts if f.kind == "toolchain")
+    assert "torch==2.9.0" in (tool.old or "") and "torch==2.10.0" in (tool.new or "")
+    assert all(f.path == ".github/workflows/benchmark.yml" for f in facts)
+    # mi350x: same label; the torch pin moved (applies to every platform), the CUDA wheel did not
+    mi = repo_fact_changes(path, shas[0], shas[-1], "mi350x", "sum")
+    assert _kinds(mi) == ["toolchain"]
+    assert "cu13" not in (mi[0].new or "")
+
+
+# --- robustness ---------------------------------------------------------------------------------
+
+
+def test_unparsable_run_py_is_skipped_not_fatal(tmp_path):
+    runners = {**DEFAULT_RUNNERS, "tpu": "linux.google.tpu.v7x.1"}
+    path, shas = _repo(
+        tmp_path,
+        {RUN_PY_PATH: "KERNEL_MAPPINGS = {\n  'sum': (  # unterminated\n", DISPATCH_PATH: render_dispatch_yml(KERNELS, runners)},
+    )
+    assert _kinds(repo_fact_changes(path, shas[0], shas[-1], "tpu", "sum")) == ["runner_label"]
+
+
+def test_unparsable_yaml_is_skipped(tmp_path):
+    path, shas = _repo(tmp_path, {DISPATCH_PATH: "jobs: [unclosed\n  : : :\n", RUN_PY_PATH: render_run_py({**MAPPINGS, "sum": {"num_inputs": 2}})})
+    assert _kinds(repo_fact_changes(path, shas[0], shas[-1], "h100", "sum")) == ["num_inputs"]
+
+
+def test_run_py_is_parsed_never_executed(tmp_path):
+    marker = tmp_path / "PWNED"
+    evil = (
+        f"import os\nos.system('touch {marker}')\nopen({str(marker)!r}, 'w').write('x')\n"
+        "def helper():\n    return {'remove_flags': ['--cudagraph']}\n"
+        "KERNEL_MAPPINGS = {\n"
+        "    'sum': ('m', 'examples.sum', 'sum_tritonbench', {'remove_flags': ['--cudagraph']}),\n"
+        "    'rms_norm': ('m', 'examples.rms_norm', 'f', helper()),\n"
+        f"    'softmax': __import__('os').system('touch {marker}'),\n"
+        "}\n"
+    )
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: evil})
+    facts = repo_fact_changes(path, shas[0], shas[-1], "h100", "sum")
+    assert _kinds(facts) == ["cudagraph_flag"]
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "rms_norm") == []  # non-literal entry skipped
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "softmax") == []
+    assert not marker.exists()
+
+
+def test_missing_files_give_no_facts(tmp_path):
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: None, DISPATCH_PATH: None})
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "sum") == []
+    path2, shas2 = _repo(tmp_path / "b", {"README.md": "x\n"}, base={"README.md": "a\n"})
+    assert repo_fact_changes(path2, shas2[0], shas2[-1], "h100", "sum") == []
+
+
+def test_kernel_missing_from_mappings_gives_no_run_py_fact(tmp_path):
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: render_run_py({k: v for k, v in MAPPINGS.items() if k != "rope"})})
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "rope") == []
+
+
+def test_no_repo_missing_sha_and_same_ends(tmp_path):
+    assert repo_fact_changes(None, "a" * 40, "b" * 40, "h100", "sum") == []
+    path, shas = _repo(tmp_path, {RUN_PY_PATH: render_run_py({**MAPPINGS, "sum": {"num_inputs": 2}})})
+    assert repo_fact_changes(path, shas[0], "c" * 40, "h100", "sum") == []
+    assert repo_fact_changes(path, shas[-1], shas[-1], "h100", "sum") == []
+    assert repo_fact_changes(tmp_path / "nowhere", shas[0], shas[-1], "h100", "sum") == []
+
+
+def test_invalid_sha_is_refused_before_git(tmp_path, monkeypatch):
+    path, shas = _repo(tmp_path, {})
+
+    def boom(*a, **k):
+        raise AssertionError("git ran")
+
+    monkeypatch.setattr(git.subprocess, "run", boom)
+    with pytest.raises(BenchwatchError):
+        repo_fact_changes(path, "abc; rm -rf /", shas[-1], "h100", "sum")
+
+
+def test_yaml_alias_bombs_and_cycles_do_not_hang(tmp_path):
+    levels = ["a0: &a0 [{alias: b200, runner: linux.dgx.b200}, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        levels.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    bomb = "name: Benchmark\njobs:\n  bench:\n" + "".join(f"    {line}\n" for line in levels)
+    cyclic = "name: Benchmark\njobs:\n  bench: &j\n    again: [*j]\n    with: {alias: b200, runner: linux.dgx.b200}\n"
+    path, shas = _repo(
+        tmp_path,
+        {".github/workflows/benchmark_bomb.yml": bomb.replace("linux.dgx.b200}", "linux.dgx.b200.x}", 1),
+         ".github/workflows/benchmark_cycle.yml": cyclic},
+        base={**_files(), ".github/workflows/benchmark_bomb.yml": bomb, ".github/workflows/benchmark_cycle.yml": cyclic},
+    )
+    import time
+
+    t = time.perf_counter()
+    facts = repo_fact_changes(path, shas[0], shas[-1], "b200", "sum")
+    assert time.perf_counter() - t < 10
+    assert all(f.kind in ("runner_label", "toolchain") for f in facts)

@@ -1,0 +1,286 @@
+"""Culprit ranking and harness/runner change commits, on real Helion subjects and paths.
+
+The history is /work/shared/datasets/helion-commits/commits.jsonl (2,270 first-parent commits
+of pytorch/helion main); tests read it in place and pick real commits by sha prefix or tag.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from service.culprit.rank import find_change_commit, rank_commits, subject_tags
+from service.culprit.rules import load_rules
+from service.records import CommitInfo, CommitWindow
+
+COMMITS = Path("/work/shared/datasets/helion-commits/commits.jsonl")
+PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")
+
+pytestmark = pytest.mark.skipif(not COMMITS.exists(), reason=f"{COMMITS} is not on this machine")
+
+
+def _info(row: dict) -> CommitInfo:
+    return CommitInfo(
+        sha=row["sha"][:8], full_sha=row["sha"], subject=row["subject"],
+        date=datetime.fromisoformat(row["commit_date"]).astimezone(timezone.utc), files=tuple(row["files"]),
+    )
+
+
+@pytest.fixture(scope="module")
+def history() -> list[CommitInfo]:
+    with COMMITS.open(encoding="utf-8") as fh:
+        return [_info(json.loads(line)) for line in fh if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return load_rules()
+
+
+def _by_sha(history: list[CommitInfo], prefix: str) -> CommitInfo:
+    found = [c for c in history if c.full_sha.startswith(prefix)]
+    assert len(found) == 1, prefix
+    return found[0]
+
+
+def _window(commits: list[CommitInfo]) -> CommitWindow:
+    commits = sorted(commits, key=lambda c: c.date)
+    return CommitWindow(commits[0].full_sha, commits[-1].full_sha, tuple(commits))
+
+
+def _score(c: CommitInfo, platform: str, rules, kernels: tuple[str, ...] = ("rms_norm",)):
+    (r,) = rank_commits(CommitWindow(c.full_sha, c.full_sha, (c,)), platform, kernels, rules)
+    return r
+
+
+def _tagged(c: CommitInfo, tags: set[str]) -> bool:
+    return bool(set(subject_tags(c.subject)) & tags)
+
+
+def test_subject_tags_are_case_insensitive_and_split():
+    assert subject_tags("[CuTe] Add SM103 flash primitives") == ["cute"]
+    assert subject_tags("[Easy][Benchmark CI] Exit job") == ["easy", "benchmark ci", "benchmark", "ci"]
+    assert subject_tags("[ROCm][CI] Revert ROCm 7.14 update") == ["rocm", "ci"]
+    assert subject_tags("ci: pin libtpu to 0.0.43") == ["ci"]
+    assert subject_tags("Add rms_norm example and test (#252)") == []
+    assert subject_tags('Revert "fix: x" (#1)') == []
+
+
+def test_real_cute_window_ranks_cute_first_for_b200_cute_and_discounts_it_for_tpu(history, rules):
+    """A real contiguous stretch of main with both [CuTe] and [Pallas] work in it."""
+    start = next(i for i, c in enumerate(history) if c.full_sha.startswith("a152d7525b"))  # [CuTe] Model flash ...
+    window = _window(history[start - 10 : start + 20])
+    cute = {c.full_sha for c in window.commits if _tagged(c, {"cute", "cutedsl"})}
+    pallas = {c.full_sha for c in window.commits if _tagged(c, {"pallas", "pallas-tpu", "tpu"})}
+    assert len(cute) >= 4 and len(pallas) >= 3
+
+    ranked = rank_commits(window, "b200_cute", ("flash_attention",), rules)
+    assert len(ranked) == len(window.commits)
+    assert all(r.full_sha in cute for r in ranked[:4])
+    assert "subject tag [cute] matches b200_cute" in [x.lower() for x in ranked[0].reasons]
+    assert any(r.startswith("touches helion/_compiler/") and "cute" in r for r in ranked[0].reasons)
+
+    tpu = rank_commits(window, "tpu", ("flash_attention",), rules)
+    pos = {r.full_sha: i for i, r in enumerate(tpu)}
+    assert max(pos[s] for s in pallas) < min(pos[s] for s in cute)
+    for r in tpu:
+        if r.full_sha in cute:
+            assert "other slice [cute]: discounted" in [x.lower() for x in r.reasons]
+            assert r.score < 0.2
+
+
+def test_every_real_cute_commit_scores_higher_for_b200_cute_than_tpu(history, rules):
+    cute = [c for c in history if _tagged(c, {"cute", "cutedsl"})]
+    assert len(cute) > 200
+    for c in cute:
+        assert _score(c, "b200_cute", rules).score > _score(c, "tpu", rules).score, c.subject
+
+
+def test_every_real_pallas_commit_scores_higher_for_tpu(history, rules):
+    pallas = [c for c in history if _tagged(c, {"pallas", "pallas-tpu", "tpu"})]
+    assert len(pallas) > 200
+    for c in pallas:
+        t = _score(c, "tpu", rules).score
+        assert t > _score(c, "b200_cute", rules).score, c.subject
+        assert t > _score(c, "h100", rules).score, c.subject
+
+
+def test_real_rocm_commits_match_mi350x_over_h100(history, rules):
+    amd = [c for c in history if _tagged(c, {"rocm", "amd"}) and any(f.startswith("helion/") for f in c.files)]
+    assert amd
+    for c in amd:
+        assert _score(c, "mi350x", rules).score > _score(c, "h100", rules).score, c.subject
+
+
+def test_real_docs_only_commits_are_discounted_everywhere(history, rules):
+    docs = [c for c in history if c.files and all(f.startswith("docs/") or f.endswith((".md", ".rst")) for f in c.files)]
+    assert len(docs) > 50
+    code = _by_sha(history, "e39210794b")  # rms_norm: save inv_rms in fp32 to fix bf16 backward
+    for c in docs[:60]:
+        for p in PLATFORMS:
+            r = _score(c, p, rules)
+            assert "docs-only: discounted" in r.reasons
+            assert r.score < _score(code, p, rules).score
+
+
+def test_untagged_commit_matches_by_path(history, rules):
+    c = next(
+        c for c in history
+        if not subject_tags(c.subject) and any(f.startswith("helion/_compiler/cute/") for f in c.files)
+    )
+    cute, tpu = _score(c, "b200_cute", rules), _score(c, "tpu", rules)
+    assert "touches helion/_compiler/cute/" in cute.reasons
+    assert cute.score > tpu.score
+    assert any(r.startswith("other slice") for r in tpu.reasons)
+
+
+def test_tag_and_paths_disagreeing_both_count(history, rules):
+    """[cutedsl] Plan grouped-N matmuls ... touches cute paths and shared code: the tag wins for b200_cute,
+    and the Pallas side still sees it (it touched shared code) but lower."""
+    c = _by_sha(history, "08379cf877")
+    cute, tpu, h100 = (_score(c, p, rules, ("gemm",)) for p in ("b200_cute", "tpu", "h100"))
+    assert "subject tag [cutedsl] matches b200_cute" in cute.reasons
+    assert cute.score > tpu.score and cute.score > h100.score
+    # a subject tag naming another slice, on a commit touching only this slice's paths, is not discounted
+    twisted = CommitInfo("0" * 8, "0" * 40, "[Pallas] move lowering helper", c.date,
+                         ("helion/_compiler/cute/cute_mma.py",))
+    r = _score(twisted, "b200_cute", rules)
+    assert "touches helion/_compiler/cute/" in r.reasons
+    assert not any(x.startswith("other slice") for x in r.reasons)
+    assert r.score > _score(twisted, "h100", rules).score
+
+
+def test_tags_are_case_insensitive_in_ranking(history, rules):
+    base = _by_sha(history, "52f37b17d4")  # [CuTe] Add SM103 dense resident softmax
+    lower = CommitInfo(base.sha, base.full_sha, base.subject.replace("[CuTe]", "[cute]"), base.date, base.files)
+    a, b = _score(base, "b200_cute", rules), _score(lower, "b200_cute", rules)
+    assert a.score == b.score and [r.lower() for r in a.reasons] == [r.lower() for r in b.reasons]
+    assert "subject tag [CuTe] matches b200_cute" in a.reasons  # shown as the author wrote it
+    assert "subject tag [cute] matches b200_cute" in b.reasons
+    assert "other slice [CuTe]: discounted" in _score(base, "tpu", rules).reasons
+
+
+def test_word_matching():
+    from service.culprit.rank import mentions
+
+    assert mentions("pin torch==2.9.0 for b200", "torch==")
+    assert mentions("use cu129 wheels", "cu12") and mentions("move to gfx942.1 runner", "gfx9")
+    assert mentions("fix sum kernel", "sum") and not mentions("add summary", "sum")
+    assert not mentions("jagged_sum: fix", "sum")
+    assert mentions("Fix RMS norm tolerance", "rms_norm") and mentions("rms-norm", "rms_norm")
+
+
+def test_naming_the_moved_kernel_counts(history, rules):
+    c = _by_sha(history, "e39210794b")  # rms_norm: save inv_rms in fp32 ... touches examples/rms_norm.py
+    named = _score(c, "h100", rules, ("rms_norm-bwd",))
+    other = _score(c, "h100", rules, ("vector_add",))
+    assert "names kernel rms_norm" in named.reasons
+    assert named.score > other.score
+    fam = CommitInfo("1" * 8, "1" * 40, "Improve looped reduction codegen", c.date, ("helion/_compiler/reduction_strategy.py",))
+    assert any(r.startswith("kernel family reductions") for r in _score(fam, "h100", rules, ("layer_norm",)).reasons)
+    assert not any(r.startswith("kernel family") for r in _score(fam, "h100", rules, ("gemm",)).reasons)
+
+
+def test_english_words_are_not_kernel_names(rules):
+    c = CommitInfo("2" * 8, "2" * 40, "Add summary logging to the autotuner", datetime(2026, 1, 1, tzinfo=timezone.utc),
+                   ("helion/autotuner/logger.py",))
+    for k in ("vector_add", "sum", "vector_exp"):
+        assert not any(r.startswith("names kernel") for r in _score(c, "b200", rules, (k,)).reasons), k
+
+
+def test_scores_are_bounded_and_ties_go_newest_first(history, rules):
+    window = _window(history[1500:1560])
+    for p in PLATFORMS:
+        ranked = rank_commits(window, p, ("softmax", "rms_norm"), rules)
+        assert sorted(r.full_sha for r in ranked) == sorted(c.full_sha for c in window.commits)
+        assert all(0.0 <= r.score <= 1.0 for r in ranked)
+        assert all(r.reasons for r in ranked if r.score > 0)
+        for a, b in zip(ranked, ranked[1:]):
+            assert (a.score, a.date) >= (b.score, b.date)
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    twins = [
+        CommitInfo(f"{i}" * 8, f"{i}" * 40, "Fix indexing", t + timedelta(hours=i), ("helion/_compiler/indexing_strategy.py",))
+        for i in range(3, 6)
+    ]
+    ranked = rank_commits(CommitWindow(twins[0].full_sha, twins[-1].full_sha, tuple(twins)), "h100", (), rules)
+    assert [r.full_sha for r in ranked] == [c.full_sha for c in reversed(twins)]
+
+
+def test_default_rules_are_loaded_when_none_given(history):
+    c = _by_sha(history, "52f37b17d4")
+    (r,) = rank_commits(CommitWindow(c.full_sha, c.full_sha, (c,)), "b200_cute", (), None)
+    assert "subject tag [CuTe] matches b200_cute" in r.reasons
+
+
+def test_empty_window_ranks_nothing(rules):
+    assert rank_commits(CommitWindow("a" * 40, "a" * 40), "h100", ("sum",), rules) == []
+    assert find_change_commit(CommitWindow("a" * 40, "a" * 40), "harness", rules) is None
+
+
+# --- harness / runner change commits -------------------------------------------------------------
+
+
+def _code_window(history: list[CommitInfo], extra: list[CommitInfo]) -> CommitWindow:
+    code = [
+        c for c in history[1400:1500]
+        if c.files and all(f.startswith(("helion/", "test/")) for f in c.files)
+        and not _tagged(c, {"benchmark", "benchmark ci", "ci", "benchmarking"})
+    ][:25]
+    return _window(code + extra)
+
+
+def test_harness_commit_found_among_code_commits(history, rules):
+    harness = _by_sha(history, "0ac95a8016")  # [Benchmarking] Disable cudagraph for layer_norm-bwd / rms_norm-bwd
+    window = _code_window(history, [harness])
+    found = find_change_commit(window, "harness", rules)
+    assert found is not None and found.full_sha == harness.full_sha
+    assert "changes benchmark harness file benchmarks/run.py" in found.reasons
+    assert find_change_commit(window, "runner", rules) is None
+
+
+@pytest.mark.parametrize(
+    "sha, why",
+    [
+        ("8486cf3e00", "Adding AMD Mi350x machines to CI with new labels."),
+        ("8690b5f177", "bump cublas for b200 benchmarks"),
+        ("1c09e5329d", "Upgrade rocm CI to 7.0"),
+    ],
+)
+def test_runner_commit_found_among_code_commits(history, rules, sha, why):
+    runner = _by_sha(history, sha)
+    assert runner.subject.startswith(why)
+    window = _code_window(history, [runner])
+    found = find_change_commit(window, "runner", rules)
+    assert found is not None and found.full_sha == runner.full_sha
+    assert any("benchmark_dispatch.yml" in r for r in found.reasons)
+
+
+def test_pure_code_window_has_no_change_commits(history, rules):
+    window = _code_window(history, [])
+    assert len(window.commits) >= 10
+    assert find_change_commit(window, "harness", rules) is None
+    assert find_change_commit(window, "runner", rules) is None
+
+
+def test_harness_and_runner_commits_are_told_apart(history, rules):
+    harness = _by_sha(history, "0ac95a8016")
+    runner = _by_sha(history, "1c09e5329d")
+    window = _window([harness, runner])
+    assert find_change_commit(window, "harness", rules).full_sha == harness.full_sha
+    assert find_change_commit(window, "runner", rules).full_sha == runner.full_sha
+
+
+def test_harness_commits_rank_low_as_culprits(history, rules):
+    harness = _by_sha(history, "0ac95a8016")
+    r = _score(harness, "b200", rules, ("rms_norm-bwd",))
+    assert any("harness/CI only" in x for x in r.reasons)
+    code = _by_sha(history, "e39210794b")
+    assert r.score < _score(code, "b200", rules, ("rms_norm-bwd",)).score
+
+
+def test_bad_kind_is_refused(rules):
+    with pytest.raises(ValueError):
+        find_change_commit(CommitWindow("a" * 40, "b" * 40), "kernel", rules)  # type: ignore[arg-type]

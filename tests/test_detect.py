@@ -1,0 +1,203 @@
+"""Detector behaviour on seeded synthetic nightly series: what is a move and what is noise."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from service.detect import DetectSettings, change_points, detect_series
+from service.records import SeriesData, SeriesKey, SeriesPoint
+
+T0 = datetime(2026, 1, 1, 8, 0, tzinfo=timezone.utc)
+S = DetectSettings()
+
+
+def make_series(values, *, metric="helion_speedup_geomean", trend=None, start=T0) -> SeriesData:
+    """One point per night; ``trend[i] is False`` marks a manual run (same day, later)."""
+    pts = []
+    for i, v in enumerate(values):
+        is_trend = True if trend is None else bool(trend[i])
+        date = start + timedelta(days=i, hours=0 if is_trend else 5)
+        sha = f"{i:08x}"
+        pts.append(SeriesPoint(f"r{i}", sha, sha * 5, date, None if v is None else float(v), is_trend))
+    return SeriesData(SeriesKey("dashboard", "h100", "softmax", metric), tuple(pts))
+
+
+def noisy(n, seed, level=1.5, rel_sigma=0.01):
+    rng = np.random.default_rng(seed)
+    return level * np.exp(rng.normal(0.0, rel_sigma, n))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_clean_noisy_series_has_no_move(seed):
+    assert detect_series(make_series(noisy(365, seed)), S) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_step_found_at_the_right_night_confirmed(seed):
+    x = noisy(200, seed)
+    x[120:] *= 0.9  # speedup drops 10%: a regression
+    moves = detect_series(make_series(x), S)
+    assert len(moves) == 1
+    m = moves[0]
+    assert m.first_bad.run_id == "r120" and m.last_good.run_id == "r119"
+    assert m.direction == "regression" and m.state == "confirmed"
+    assert m.nights_after == 80
+    assert m.change_pct == pytest.approx(-10.0, abs=1.0)
+    assert m.before == pytest.approx(1.5, rel=0.01) and m.after == pytest.approx(1.35, rel=0.01)
+    assert m.noise_sigma == pytest.approx(0.01, rel=0.3)
+    assert m.significance == pytest.approx(abs(math.log(m.after / m.before)) / m.noise_sigma, rel=1e-6)
+    assert m.first_bad.value == pytest.approx(x[120]) and m.last_good.value == pytest.approx(x[119])
+
+
+def test_improvement_direction():
+    x = noisy(100, 11)
+    x[60:] *= 1.2
+    (m,) = detect_series(make_series(x), S)
+    assert m.direction == "improvement" and m.first_bad.run_id == "r60"
+
+
+def test_latency_metric_higher_is_a_regression():
+    x = noisy(100, 12, level=0.8)
+    x[50:] *= 1.15
+    (m,) = detect_series(make_series(x, metric="helion_latency_avg_ms"), S)
+    assert m.direction == "regression" and m.change_pct > 0
+    (m,) = detect_series(make_series(x[::-1].copy(), metric="helion_latency_avg_ms"), S)
+    assert m.direction == "improvement"
+
+
+@pytest.mark.parametrize("tail", [1, 2])
+def test_step_in_the_last_nights_is_provisional(tail):
+    x = noisy(120, 3)
+    x[-tail:] *= 0.85
+    moves = detect_series(make_series(x), S)
+    assert len(moves) == 1
+    m = moves[0]
+    assert m.first_bad.run_id == f"r{120 - tail}"
+    assert m.state == "provisional" and m.nights_after == tail
+    assert m.direction == "regression"
+
+
+def test_step_becomes_confirmed_after_confirm_nights():
+    x = noisy(123, 4)
+    x[120:] *= 0.85
+    (m,) = detect_series(make_series(x), S)
+    assert m.first_bad.run_id == "r120" and m.nights_after == 3 and m.state == "confirmed"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_single_outlier_in_the_middle_is_not_a_move(seed):
+    x = noisy(200, seed)
+    x[90] *= 0.5
+    x[150] *= 1.6
+    assert detect_series(make_series(x), S) == []
+
+
+@pytest.mark.parametrize("length", [1, 2, 3])
+def test_blip_that_reverts_is_not_a_move(length):
+    x = noisy(200, 21)
+    x[100 : 100 + length] *= 0.8
+    assert detect_series(make_series(x), S) == []
+
+
+def test_small_step_below_the_magnitude_floor_is_ignored():
+    x = noisy(300, 5, rel_sigma=0.002)
+    x[150:] *= 0.985  # 1.5%: highly significant, but under the 3% floor
+    assert detect_series(make_series(x), S) == []
+    assert len(detect_series(make_series(x), DetectSettings(min_change_pct=1.0))) == 1
+
+
+def test_failures_and_gaps_are_skipped_and_the_window_spans_them():
+    x = list(noisy(150, 6))
+    for i in range(70, 78):
+        x[i] = None  # a week of failed runs, during which the step happened
+    x = [None if v is None else (v * 0.88 if i >= 74 else v) for i, v in enumerate(x)]
+    x[30] = None
+    (m,) = detect_series(make_series(x), S)
+    assert m.last_good.run_id == "r69" and m.first_bad.run_id == "r78"
+    assert m.nights_after == 150 - 78
+    assert m.state == "confirmed"
+
+
+def test_series_that_starts_late_and_stops_early():
+    x = [None] * 40 + list(noisy(100, 7)) + [None] * 30
+    x = [v * 1.1 if v is not None and i >= 90 else v for i, v in enumerate(x)]
+    (m,) = detect_series(make_series(x), S)
+    assert m.first_bad.run_id == "r90" and m.direction == "improvement"
+    assert m.nights_after == 50
+
+
+def test_manual_runs_are_ignored_even_when_they_spike():
+    x = list(noisy(120, 8))
+    trend = [True] * 120
+    for i in (40, 41, 42, 80, 81, 82, 83, 117, 118, 119):
+        x[i] *= 0.5
+        trend[i] = False  # manual dispatches on a slow machine
+    assert detect_series(make_series(x, trend=trend), S) == []
+    # the same values as nightlies would be moves: the flag is what is honoured
+    assert detect_series(make_series(x), S) != []
+
+
+def test_too_short_series_and_all_failures():
+    assert detect_series(make_series([1.0, 1.0]), S) == []
+    assert detect_series(make_series([None] * 20), S) == []
+    assert detect_series(make_series([]), S) == []
+
+
+def test_constant_series_with_a_step_has_finite_significance():
+    x = [2.0] * 30 + [1.5] * 30
+    (m,) = detect_series(make_series(x), S)
+    assert m.first_bad.run_id == "r30" and math.isfinite(m.significance)
+
+
+def test_two_steps_regression_then_fix():
+    x = noisy(240, 9)
+    x[80:160] *= 0.8
+    moves = detect_series(make_series(x), S)
+    assert [(m.first_bad.run_id, m.direction) for m in moves] == [("r80", "regression"), ("r160", "improvement")]
+
+
+def test_change_points_raw_mode_handles_negative_values():
+    rng = np.random.default_rng(13)
+    x = rng.normal(0.0, 1.0, 300)
+    x[100:] -= 6.0
+    x[220:] += 10.0
+    assert change_points(x, S) == [100, 220]
+    assert change_points(rng.normal(-5.0, 1.0, 300), S) == []
+    with pytest.raises(ValueError):
+        change_points(x, S, log=True)
+    with pytest.raises(ValueError):
+        change_points([1.0, float("nan"), 2.0], S)
+
+
+@pytest.mark.parametrize("method,cost", [("pelt", "rbf"), ("binseg", "l2")])
+def test_other_search_methods_find_the_same_step(method, cost):
+    x = noisy(120, 14)
+    x[70:] *= 0.85
+    s = DetectSettings(method=method, cost=cost)
+    assert [m.first_bad.run_id for m in detect_series(make_series(x), s)] == ["r70"]
+
+
+@pytest.mark.parametrize("at", [200, 201, 362])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_year_long_series_exact_night_with_and_without_the_coarse_search(at, stride):
+    """A year of nightlies runs the coarse (2-night) search by default: the night must stay exact."""
+    s = DetectSettings(search_stride=stride)
+    for seed in range(3):
+        x = noisy(365, 30 + seed)
+        x[at:] *= 0.9
+        moves = detect_series(make_series(x), s)
+        assert [m.first_bad.run_id for m in moves] == [f"r{at}"]
+        assert moves[0].state == ("confirmed" if 365 - at >= 3 else "provisional")
+
+
+def test_coarse_search_finds_close_steps_and_keeps_min_size():
+    x = noisy(365, 33)
+    x[150:] *= 0.85
+    x[157:] *= 0.85  # a second drop a week later
+    moves = detect_series(make_series(x), S)
+    assert [m.first_bad.run_id for m in moves] == ["r150", "r157"]
+    assert all(m.direction == "regression" for m in moves)

@@ -1,0 +1,195 @@
+"""Moves stay stable across nightly passes: matched, shifted, retracted; nearest_move; settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from service.config import DEFAULT_CONFIG
+from service.detect import DetectSettings, detect_series, nearest_move, reconcile
+from service.errors import BenchwatchError
+from tests.test_detect import T0, make_series, noisy
+
+S = DetectSettings()
+
+
+def _moves(values, **kw):
+    return detect_series(make_series(values, **kw), S)
+
+
+def test_reconcile_of_the_same_moves_is_identity():
+    x = noisy(240, 1)
+    x[80:160] *= 0.8
+    x[-1] *= 0.8
+    moves = _moves(x)
+    assert len(moves) == 3
+    assert reconcile(moves, moves, S) == moves
+    retracted = [dataclasses.replace(moves[0], state="retracted"), *moves[1:]]
+    assert reconcile(retracted, retracted, S) == retracted
+    assert reconcile([], [], S) == []
+
+
+def test_a_provisional_step_that_reverts_is_retracted():
+    x = noisy(120, 2)
+    x[-1] *= 0.85
+    night_n = _moves(x)
+    assert [m.state for m in night_n] == ["provisional"]
+    y = np.append(x, x[-2])  # night N+1 is normal again: it was one bad night
+    night_n1 = _moves(y)
+    assert night_n1 == []
+    out = reconcile(night_n, night_n1, S)
+    assert len(out) == 1 and out[0].state == "retracted"
+    assert dataclasses.replace(out[0], state=night_n[0].state) == night_n[0]
+    # a stored retracted move that stays gone is not reported again
+    assert reconcile(out, night_n1, S) == []
+
+
+def test_first_bad_shift_by_one_night_is_the_same_move():
+    x = noisy(150, 3)
+    x[100:] *= 0.85
+    current = _moves(x)
+    (m,) = current
+    earlier = dataclasses.replace(
+        m,
+        first_bad=dataclasses.replace(m.first_bad, run_id="r99", date=m.first_bad.date - timedelta(days=1)),
+        state="provisional",
+        nights_after=1,
+    )
+    out = reconcile([earlier], current, S)
+    assert out == current  # the fresh numbers win, nothing retracted
+
+
+def test_too_far_or_opposite_direction_do_not_match():
+    x = noisy(150, 4)
+    x[100:] *= 0.85
+    (m,) = _moves(x)
+    far = dataclasses.replace(m, first_bad=dataclasses.replace(m.first_bad, date=m.first_bad.date - timedelta(days=5)))
+    out = reconcile([far], [m], S)
+    assert out == [m, dataclasses.replace(far, state="retracted")]
+    other = dataclasses.replace(m, direction="improvement")
+    out = reconcile([other], [m], S)
+    assert out == [m, dataclasses.replace(other, state="retracted")]
+    wide = DetectSettings(match_nights=6)
+    assert reconcile([far], [m], wide) == [m]
+
+
+def test_a_retracted_move_that_comes_back_is_matched():
+    x = noisy(150, 5)
+    x[100:] *= 0.85
+    (m,) = _moves(x)
+    gone = dataclasses.replace(m, state="retracted")
+    assert reconcile([gone], [m], S) == [m]
+
+
+def test_closest_previous_wins_and_each_move_matches_once():
+    x = noisy(150, 6)
+    x[100:] *= 0.85
+    (m,) = _moves(x)
+
+    def shifted(days, run):
+        fb = dataclasses.replace(m.first_bad, run_id=run, date=m.first_bad.date + timedelta(days=days))
+        return dataclasses.replace(m, first_bad=fb)
+
+    a, b = shifted(-2, "ra"), shifted(1, "rb")
+    out = reconcile([a, b], [m], S)
+    assert out == [m, dataclasses.replace(a, state="retracted")]
+    assert reconcile([b, a], [m], S) == [m, dataclasses.replace(a, state="retracted")]
+
+
+def test_nearest_move_prefers_significance_and_skips_retracted():
+    x = noisy(300, 7)
+    x[100:] *= 0.9
+    x[104:] *= 0.7  # within 4 nights of the first: two moves, the second larger
+    x[250:] *= 1.3
+    moves = _moves(x)
+    assert [m.first_bad.run_id for m in moves] == ["r100", "r104", "r250"]
+    day = lambda i: T0 + timedelta(days=i)  # noqa: E731
+    assert nearest_move(moves, day(102), 3).first_bad.run_id == "r104"
+    assert nearest_move(moves, day(99), 1).first_bad.run_id == "r100"
+    assert nearest_move(moves, day(180), 10) is None
+    assert nearest_move(moves, day(251), 2).first_bad.run_id == "r250"
+    live_only = [dataclasses.replace(moves[1], state="retracted"), moves[0]]
+    assert nearest_move(live_only, day(102), 3).first_bad.run_id == "r100"
+    naive = day(251).replace(tzinfo=None)  # the store's naive UTC is accepted too
+    assert nearest_move(moves, naive, 1).first_bad.run_id == "r250"
+    with pytest.raises(ValueError):
+        nearest_move(moves, day(1), -1)
+
+
+def test_settings_defaults_equal_the_config_file():
+    table = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))["detect"]
+    assert DetectSettings.from_mapping(table) == DetectSettings()
+    assert set(table) == set(DetectSettings.model_fields)
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"penalty": -1}, "config: detect.penalty:"),
+        ({"method": "dynp"}, "config: detect.method:"),
+        ({"min_size": 1}, "config: detect.min_size:"),
+        ({"revert_tolerance": 2}, "config: detect.revert_tolerance:"),
+        ({"penalti": 3}, "config: detect.penalti:"),
+        (["penalty"], "config: detect:"),
+    ],
+)
+def test_bad_settings_name_the_key(data, needle):
+    with pytest.raises(BenchwatchError) as exc:
+        DetectSettings.from_mapping(data)
+    assert str(exc.value).startswith(needle)
+    assert "\n" not in str(exc.value)
+
+
+def test_env_style_strings_are_coerced():
+    s = DetectSettings.from_mapping({"penalty": "4.5", "confirm_nights": "2", "cost": "rbf"})
+    assert (s.penalty, s.confirm_nights, s.cost) == (4.5, 2, "rbf")
+    assert DetectSettings.from_mapping(None) == DetectSettings()
+
+
+def _replay(x, start):
+    """Detect + reconcile night by night from `start`, as the nightly pass does."""
+    stored: list = []
+    history = []
+    for n in range(start, len(x) + 1):
+        stored = reconcile(stored, detect_series(make_series(x[:n]), S), S)
+        history.append([(m.first_bad.run_id, m.state, m.nights_after) for m in stored])
+        stored = [m for m in stored if m.state != "retracted"]
+    return history
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_replay_real_step_is_heard_on_the_first_night_and_never_retracted(seed):
+    x = noisy(130, 40 + seed)
+    x[120:] *= 0.9
+    history = _replay(x, 120)
+    assert history[0] == []  # night before the step
+    assert history[1] == [("r120", "provisional", 1)]
+    assert history[2] == [("r120", "provisional", 2)]
+    for k, night in enumerate(history[3:], start=3):
+        assert night == [("r120", "confirmed", k)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_replay_two_night_blip_is_reported_then_retracted(seed):
+    x = noisy(130, 50 + seed)
+    x[120:122] *= 0.85
+    history = _replay(x, 120)
+    assert history[1] == [("r120", "provisional", 1)]
+    assert history[2] == [("r120", "provisional", 2)]
+    assert history[3] == [("r120", "retracted", 2)]
+    assert all(night == [] for night in history[4:])
+
+
+def test_stored_moves_with_naive_utc_dates_still_match():
+    """The store hands back naive UTC datetimes; fresh moves are tz-aware."""
+    x = noisy(150, 8)
+    x[100:] *= 0.85
+    (m,) = _moves(x)
+    stored = dataclasses.replace(
+        m, first_bad=dataclasses.replace(m.first_bad, date=m.first_bad.date.replace(tzinfo=None))
+    )
+    assert reconcile([stored], [m], S) == [m]
