@@ -2,44 +2,37 @@
 
 A newcomer sees benchwatch work without the internet: a seeded world's nightlies are served
 from a local HTTP server (the real fetch path), replayed night by night through the same
-pass the scheduler runs, and the result is printed (and, where the web app is installed,
-served on http://127.0.0.1:8080 until Ctrl-C).
+`run_once` pass the scheduler runs (ingest -> detect -> classify -> notify), with Slack
+played by a local stand-in that speaks its Web API; then the web queue is served on
+http://127.0.0.1:8080 until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
+from service.config import load_settings
+from service.schedule.run_once import run_once
+from service.store.db import Store
+from service.store.status import store_status
 from tests.dashboard_server import DashboardServer
+from tests.slack_standin import TOKEN, SlackStandIn
 from tests.worlds import WorldSpec, generate_world
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent / "benchwatch"
-
-
-def _cli(env: dict, *args: str, check: bool = True) -> str:
-    res = subprocess.run([str(BIN), *args], env=env, capture_output=True, text=True)
-    if check and res.returncode != 0:
-        raise SystemExit(f"demo: `benchwatch {' '.join(args)}` failed: {res.stderr.strip()}")
-    return res.stdout
-
-
-def _has(command: str, env: dict) -> bool:
-    res = subprocess.run([str(BIN), command, "--help"], env=env, capture_output=True, text=True)
-    return res.returncode == 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nightlies", type=int, default=150)
-    ap.add_argument("--replay", type=int, default=20, help="last nightlies replayed one by one")
+    ap.add_argument("--replay", type=int, default=25, help="last nightlies replayed one by one")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--no-serve", action="store_true", help="do not start the web page at the end")
     args = ap.parse_args()
@@ -47,37 +40,41 @@ def main() -> int:
     var = ROOT / "var" / "demo"
     shutil.rmtree(var, ignore_errors=True)
     var.mkdir(parents=True)
-    print(f"generating a {args.nightlies}-nightly world (seed {args.seed}) with its git history ...")
+    print(f"generating a {args.nightlies}-nightly world (seed {args.seed}) with its git history ...", flush=True)
     world = generate_world(WorldSpec(seed=args.seed, nightlies=args.nightlies, repo_dir=str(var / "helion")))
-    env = {
-        **os.environ,
-        "BENCHWATCH_DATABASE_URL": f"sqlite:///{var / 'benchwatch.db'}",
-        "BENCHWATCH_HELION_REPO": str(world.repo),
-        "BENCHWATCH_HELION_REMOTE": "",
-    }
-    loop = "run-once" if _has("run-once", env) else "ingest"
-    with DashboardServer() as srv:
-        sources = ("--dashboard", srv.url("dashboard"), "--pretuned", srv.url("pretuned"))
+    db_url = f"sqlite:///{var / 'benchwatch.db'}"
+    store = Store(db_url)
+    with DashboardServer() as srv, SlackStandIn() as slack:
+        os.environ.update({
+            "BENCHWATCH_DATABASE_URL": db_url, "BENCHWATCH_HELION_REPO": str(world.repo),
+            "BENCHWATCH_HELION_REMOTE": "", "BENCHWATCH_SLACK_TOKEN": TOKEN,
+            "BENCHWATCH_SLACK_CHANNEL": "C0TRIAGE", "BENCHWATCH_SLACK_API_URL": slack.base_url,
+        })
+        settings = load_settings()
         first = args.nightlies - args.replay - 1
         for n in range(first, args.nightlies):
             srv.publish(dashboard=world.dashboard_bytes(n), pretuned=world.pretuned_bytes(n))
-            out = _cli(env, loop, *sources)
-            if n == first or n == args.nightlies - 1:
-                print(f"night {n}: {out.strip()}")
-            if loop == "ingest" and _has("detect", env):
-                _cli(env, "detect")
-    print(json.dumps(json.loads(_cli(env, "status", "--format", "json")), indent=1))
-    if _has("alerts", env):
-        print(_cli(env, "alerts", "--status", "all"))
-    print(f"\nplanted events ({len(world.labels)}):")
+            now = world.nights[n].date + timedelta(hours=2)
+            out = run_once(store, settings, dashboard=srv.url("dashboard"), pretuned=srv.url("pretuned"),
+                           now=now, fetch_repo=False)
+            print(f"night {n} ({now:%Y-%m-%d}): " + "; ".join(out.lines()[:3]), flush=True)
+        with store.session() as s:
+            print(json.dumps(store_status(s), indent=1))
+        print(f"\nSlack stand-in received {len(slack.messages)} messages:")
+        for m in slack.messages:
+            edits = f" (edited {len(m.edits)}x)" if m.edits else ""
+            print(f"  - {m.text.splitlines()[0][:150]}{edits}")
+    store.dispose()
+    print(f"\nplanted events ({len(world.labels)}); only those in the replayed nights are posted one by one:")
     for lab in world.labels:
         ev = lab.event
         print(f"  night {ev.night:3d} {ev.source:9s} {ev.platform_short:9s} {ev.cause:13s} "
               f"{ev.kind:14s} {', '.join(ev.kernels[:4])}")
-    if not args.no_serve and _has("serve", env) and importlib.util.find_spec("service.web.app"):
-        print("\nserving the queue on http://127.0.0.1:8080 (Ctrl-C to stop)")
+    if not args.no_serve:
+        print("\nserving the queue on http://127.0.0.1:8080 (Ctrl-C to stop)", flush=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_SLACK_")}
         try:
-            subprocess.run([str(BIN), "serve", "--no-scheduler"], env=env)
+            subprocess.run([str(Path(sys.executable).parent / "benchwatch"), "serve", "--no-scheduler"], env=env)
         except KeyboardInterrupt:
             pass
     return 0

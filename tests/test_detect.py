@@ -73,7 +73,7 @@ def test_latency_metric_higher_is_a_regression():
 def test_step_in_the_last_nights_is_provisional(tail):
     x = noisy(120, 3)
     x[-tail:] *= 0.85
-    moves = detect_series(make_series(x), S)
+    moves = detect_series(make_series(x), DetectSettings(report_after_nights=1))
     assert len(moves) == 1
     m = moves[0]
     assert m.first_bad.run_id == f"r{120 - tail}"
@@ -201,3 +201,14 @@ def test_coarse_search_finds_close_steps_and_keeps_min_size():
     moves = detect_series(make_series(x), S)
     assert [m.first_bad.run_id for m in moves] == ["r150", "r157"]
     assert all(m.direction == "regression" for m in moves)
+
+
+def test_a_lone_bad_last_night_waits_for_a_second_by_default():
+    x = noisy(120, 3)
+    x[-1:] *= 0.7
+    assert DetectSettings().report_after_nights == 2
+    assert detect_series(make_series(x), S) == []
+    x = noisy(121, 3)
+    x[-2:] *= 0.85
+    (m,) = detect_series(make_series(x), S)
+    assert m.state == "provisional" and m.nights_after == 2

@@ -216,7 +216,7 @@ def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: b
     """
     n = x.size
     start = cps[-1] if cps else 0
-    for j in range(s.min_size, 0, -1):
+    for j in range(s.min_size, s.report_after_nights - 1, -1):
         c = n - j
         if c - start < s.min_size:
             continue

@@ -37,6 +37,9 @@ class DetectSettings(BaseModel):
     # a step seen on a single new night must clear this many sigmas (one bad night is usually
     # an outlier; from the second night on, each night needs min_significance)
     first_night_significance: float = Field(6.0, ge=0, le=1000)
+    # how many bad nights before a fresh step is reported at all: 2 means a lone outlier never
+    # reaches on-call, and a regression on nightly N is still reported on N+1 (issue: by N+2)
+    report_after_nights: int = Field(2, ge=1, le=10)
     confirm_nights: int = Field(3, ge=1, le=60)  # nightlies at/after first-bad to confirm
     # an excursion lasting <= revert_nights that comes back to within revert_tolerance
     # (fraction of the excursion) of the old level is noise, not two steps
@@ -44,6 +47,9 @@ class DetectSettings(BaseModel):
     revert_tolerance: float = Field(0.5, ge=0, le=1)
     # reconcile: a fresh move is the stored one if its first-bad is within this many nights
     match_nights: int = Field(2, ge=0, le=30)
+    # a confirmed move this many nightlies old keeps its stored verdict: its evidence has settled,
+    # and re-weighing hundreds of old moves every night would cost seconds for nothing
+    settle_nights: int = Field(14, ge=1, le=365)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "DetectSettings":

@@ -237,8 +237,17 @@ class SourceView:
 
 
 def _detectable(metric: str) -> bool:
-    """Flags and counts are facts about a run, not performance: never alert on them."""
+    """Flags and counts are facts about a run, not performance: never detect on them."""
     return metric not in ("cudagraph", "helion_wins", "total")
+
+
+# The comparators' own speedups (baseline time / Triton or torch.compile time) are evidence about
+# the baseline, never a move of Helion: they feed the helion_only check but raise no alert.
+COMPARATOR_METRICS = frozenset({"triton_speedup_geomean", "torch_compile_speedup_geomean"})
+
+
+def _alertable(metric: str) -> bool:
+    return _detectable(metric) and metric not in COMPARATOR_METRICS
 
 
 def _move_key(m: Move) -> tuple:
@@ -387,7 +396,7 @@ def _detect_source(
 ) -> None:
     view = SourceView.load(session, source)
     ref_by_id = {r.series_id: r for r in view.refs}
-    changed = {p.ref.series_id for p in todo if _detectable(p.ref.key.metric)}
+    changed = {p.ref.series_id for p in todo if _alertable(p.ref.key.metric)}
     stored: dict[int, list[Alert]] = defaultdict(list)
     for a in session.scalars(
         select(Alert).where(Alert.series_id.in_([r.series_id for r in view.refs])).order_by(Alert.id)
@@ -413,12 +422,15 @@ def _detect_source(
 
     # 2. classify + store the moves of the changed series
     touched_groups: set[int] = set()
-    bumps: set[int] = set()
+    newest = len(view.trend) - 1
     for sid in sorted(changed):
         ref = ref_by_id[sid]
         for move in moves.get(sid, []):
             lg_pk, fb_pk = view.pk_of.get(move.last_good.run_id), view.pk_of.get(move.first_bad.run_id)
             if lg_pk is None or fb_pk is None:
+                continue
+            if _settled(move, fb_pk, stored.get(sid, []), view, newest, stages.dset.settle_nights):
+                summary.moves += 1
                 continue
             cls = None
             if move.state != "retracted":
@@ -438,22 +450,36 @@ def _detect_source(
             a = session.get(Alert, out.alert_id) if out.alert_id else None
             if a is not None and a.group_id is not None:
                 touched_groups.add(a.group_id)
-            if out.visible and a is not None and a.group_id is not None:
-                bumps.add(a.group_id)
     session.flush()
 
     # 3. regroup every live alert of the source (cheap: a few hundred rows at most)
-    _regroup(session, stages, view, now, summary, touched_groups, bumps)
+    _regroup(session, stages, view, now, summary, touched_groups)
+
+
+def _settled(move: Move, fb_pk: int, alerts: Sequence[Alert], view: SourceView, newest: int,
+             settle_nights: int) -> bool:
+    """An old confirmed move whose stored alert already says the same thing: nothing to redo."""
+    if move.state != "confirmed":
+        return False
+    night = view.ordinal.get(fb_pk)
+    if night is None or newest - night < settle_nights:
+        return False
+    return any(
+        a.first_bad_run_pk == fb_pk and a.state == "confirmed" and a.direction == move.direction
+        for a in alerts
+    )
 
 
 def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
-             summary: DetectSummary, touched: set[int], bumps: set[int]) -> None:
+             summary: DetectSummary, touched: set[int]) -> None:
     """Group every live alert of the source again and upsert the groups.
 
     Platform groups hold alerts; a cross-platform parent (several platforms stepped on one
     nightly) holds the platform groups as children, never the alerts themselves, so each
     alert sits in exactly one platform group and Slack gets one message per group.
-    ``bumps``: groups whose members changed visibly this pass (their message must be edited).
+    A group's revision (which edits its Slack message) bumps only when what the message
+    says changes: the group's cause, state or nightly, or who is in it. A member flipping
+    its own verdict back and forth inside an unchanged group edits nothing.
     """
     alerts = [
         a for a in session.scalars(
@@ -486,13 +512,11 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
             kids = [stored_of[id(c)] for c in getattr(group, "children", ()) if id(c) in stored_of]
             rec = GroupRecord(view.source, fb_pk, None, cause, conf, evidence, state,
                               child_ids=tuple(k[0] for k in kids))
-            bump = any(k[1] for k in kids)
         else:
             alert_rows = [by_move[_move_key(m)] for m in gmoves]
             rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
                               state, tuple(a.id for a in alert_rows))
-            bump = any(a.group_id in bumps for a in alert_rows)
-        g, bumped = upsert_group(session, rec, now, members_changed=bump)
+        g, bumped = upsert_group(session, rec, now)
         stored_of[id(group)] = (g.id, bumped)
         summary.groups_bumped += bumped
     session.flush()

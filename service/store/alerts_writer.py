@@ -284,7 +284,10 @@ def upsert_group(
         if visible:
             group.revision += 1
         bumped = visible
-    old_alerts = set(session.scalars(select(Alert.id).where(Alert.group_id == group.id)))
+    # retracted members keep their group_id (history) but are no longer members
+    old_alerts = set(session.scalars(
+        select(Alert.id).where(Alert.group_id == group.id, Alert.state != "retracted")
+    ))
     old_children = set(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
     membership = (old_alerts != set(rec.alert_ids)) or (old_children != set(rec.child_ids))
     for a in session.scalars(select(Alert).where(Alert.id.in_(rec.alert_ids))) if rec.alert_ids else ():

@@ -164,14 +164,17 @@ def simulate_dashboard(spec: WorldSpec, kernels_of: dict, events: tuple[EventSpe
     return out
 
 
-def _apply_dash_event(spec: WorldSpec, out: dict, ev: EventSpec) -> None:
+def _event_targets(spec: WorldSpec, out: dict, ev: EventSpec, salt: str):
+    """(series, its own rng, slice from the first-bad night, log step) for each hit kernel."""
     d = float(np.log1p(ev.magnitude))
     for k in ev.kernels:
         s = out.get((ev.platform_short, k))
-        if s is None:
-            continue
-        r = _series_rng(spec.seed, "event", ev.platform_short, k, str(ev.night))
-        sl = slice(ev.night, None)
+        if s is not None:
+            yield s, _series_rng(spec.seed, salt, ev.platform_short, k, str(ev.night)), slice(ev.night, None), d
+
+
+def _apply_dash_event(spec: WorldSpec, out: dict, ev: EventSpec) -> None:
+    for s, r, sl, d in _event_targets(spec, out, ev, "event"):
         if ev.cause == "real":
             s.hs[sl] += d
             s.lat[sl] -= d * r.uniform(0.85, 1.1)
@@ -189,7 +192,7 @@ def _apply_dash_event(spec: WorldSpec, out: dict, ev: EventSpec) -> None:
                 s.ts[sl] += d * r.uniform(0.3, 0.8)
                 s.cs[sl] += d * r.uniform(0.3, 0.8)
                 s.lat[sl] += np.log(r.uniform(1.6, 3.0))
-                s.shapes[ev.night :] = [_shapes(k, 1)] * (len(s.shapes) - ev.night)
+                s.shapes[ev.night :] = [_shapes(s.kernel, 1)] * (len(s.shapes) - ev.night)
         elif ev.cause == "hardware":
             fh = abs(ev.magnitude) * r.uniform(1.0, 1.5)
             fb = abs(ev.magnitude) * r.uniform(0.15, 0.45)
@@ -229,13 +232,7 @@ def simulate_pretuned(spec: WorldSpec, events: tuple[EventSpec, ...]) -> dict:
     for ev in events:
         if ev.source != "pretuned":
             continue
-        d = float(np.log1p(ev.magnitude))
-        for k in ev.kernels:
-            s = out.get((ev.platform_short, k))
-            if s is None:
-                continue
-            r = _series_rng(spec.seed, "pevent", ev.platform_short, k, str(ev.night))
-            sl = slice(ev.night, None)
+        for s, r, sl, d in _event_targets(spec, out, ev, "pevent"):
             if ev.cause == "real":
                 s.h[sl] -= d  # helion slower: every ratio drops by the same factor
             elif ev.cause == "method_change" and ev.kind == "cudagraph_flip":
