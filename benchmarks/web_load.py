@@ -60,10 +60,13 @@ def _pct(values: list[float], q: float) -> float:
 def seed(db: Path, want_alerts: int) -> list[int]:
     store = Store(f"sqlite:///{db}")
     try:
-        build_world(store, nights=365, extra_groups=max(0, (want_alerts - 9) // 2), seed=11)
+        # groups hold 1-3 alerts (2 on average): a few spare groups make sure of the count
+        build_world(store, nights=365, extra_groups=want_alerts // 2 + 25, seed=11)
         with store.session() as s:
             ids = list(s.scalars(select(Alert.id)))
             assert s.scalar(select(func.count(Alert.id))) == len(ids)
+        if len(ids) < want_alerts:
+            raise SystemExit(f"seeded only {len(ids)} alerts, wanted {want_alerts}")
     finally:
         store.dispose()
     return ids

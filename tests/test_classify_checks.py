@@ -315,6 +315,6 @@ def test_commit_window_without_clone_is_neutral():
 def test_levels_accept_naive_series_dates():
     # records are tz-aware UTC; a naive-dated series (straight from the store) still lines up
     sib = dash_siblings(triton=(1.2, 0.96), tc=(0.9, 0.72))
-    naive = {k: replace(v, points=tuple(replace(p, date=p.date.replace(tzinfo=None)) for p in v.points))
+    naive = {k: replace(v, points=tuple(p._replace(date=p.date.replace(tzinfo=None)) for p in v.points))
              for k, v in sib.items()}
     assert run("helion_only", ctx(move(), siblings=naive)).verdict == "method_change"

@@ -287,7 +287,6 @@ def test_cached_pages_follow_actions_and_outside_writes(store, world, alice_hash
     """Anonymous readers share rendered pages; an action here shows at once, a write by another
     process (the CLI, the nightly pass) once the data version is re-read."""
     from service.store import oncall
-    from service.web.cache import PageCache
 
     app = create_app(make_settings(alice_hash), store)
     aid = world.alerts["method"]
@@ -298,7 +297,7 @@ def test_cached_pages_follow_actions_and_outside_writes(store, world, alice_hash
         oncall_user.post(f"/alerts/{aid}/ack", data={"csrf_token": token})
         page = reader.get(f"/alerts/{aid}").text
         assert "status-acknowledged" in page and "set-cookie" not in reader.get("/").headers
-        app.state.page_cache = PageCache(store, ttl_s=0.0)  # re-read the version on every request
+        app.state.page_cache.ttl_s = 0.0  # re-read the version on every request
         reader.get(f"/alerts/{aid}")
         with store.session() as s:
             oncall.resolve(s, aid, by="cli-user", note="from the CLI")
@@ -316,3 +315,57 @@ def test_status_page_hides_credentials_in_source_urls(store, alice_hash):
         page = c.get("/status").text
     assert "https://example.invalid/d.json" in page and "/srv/data/pretuned-dashboard-data.json" in page
     assert "hunter2" not in page and "abc123" not in page
+
+
+def test_cross_platform_group_is_one_queue_row_with_its_children(client, store, world):
+    from datetime import datetime
+
+    from service.store.tables import AlertGroup as G
+
+    with store.session() as s:
+        hw, real = s.get(G, world.groups["hardware"]), s.get(G, world.groups["real"])
+        parent = G(source="dashboard", first_bad_run_pk=hw.first_bad_run_pk, platform_short=None, cause="hardware",
+                   confidence=0.7, evidence=[], state="confirmed", revision=1,
+                   created_at=datetime(2026, 6, 1), updated_at=datetime(2026, 6, 1))
+        s.add(parent)
+        s.flush()
+        hw.parent_id = real.parent_id = parent.id
+        pid = parent.id
+    rows = queue_rows(client.get("/?status=all").text)
+    ids = [r[0] for r in rows]
+    assert str(pid) in ids and str(world.groups["hardware"]) not in ids and str(world.groups["real"]) not in ids
+    html = client.get("/?status=all").text
+    assert "all: b200, h100" in html
+    assert [r[0] for r in queue_rows(client.get("/?platform=h100").text)] == [str(pid)]
+    page = client.get(f"/groups/{pid}").text
+    assert "across platforms" in page and page.count('href="/alerts/') >= 2 * 7
+    assert "gemm</a>@b200" in page and "gemm</a>@h100" in page
+
+
+def test_resolved_alert_offers_reopen_only(client, world):
+    sign_in(client)
+    aid = world.alerts["noise"]  # resolved in the world
+    page = client.get(f"/alerts/{aid}").text
+    assert 'data-action="reopen"' in page and 'data-action="ack"' not in page
+    client.post(f"/alerts/{aid}/reopen", data={"csrf_token": csrf_of(page), "note": "came back"})
+    assert get_alert_json(client, aid)["status"] == "open"
+    assert 'data-action="ack"' in client.get(f"/alerts/{aid}").text
+
+
+def test_fast_path_serves_the_same_page_with_headers_and_never_to_signed_in_users(client, world):
+    from service.web.cache import key_for
+
+    assert key_for("/alerts/7", b"") == ("alert", 7) and key_for("/alerts/07", b"") is None
+    assert key_for("/", b"cause=real&cause=noise") is None and key_for("/", b"utm=x") is None
+    first = client.get(f"/alerts/{world.alerts['gemm']}")
+    again = client.get(f"/alerts/{world.alerts['gemm']}")  # served before routing
+    assert again.text == first.text and "default-src 'self'" in again.headers["content-security-policy"]
+    sign_in(client)
+    assert 'data-action="ack"' in client.get(f"/alerts/{world.alerts['gemm']}").text
+
+
+def test_bad_ids_and_params_are_one_line_errors(client):
+    r = client.get("/alerts/99999999999999999999")
+    assert r.status_code == 400 and "alert_id" in r.text and "Traceback" not in r.text
+    assert client.get("/?page=abc").status_code == 400
+    assert client.get("/api/alerts/0").status_code == 422  # the API keeps FastAPI's JSON detail

@@ -127,7 +127,8 @@ def load_series(
         srcs = list({r.key.source for r in refs})
         q = q.join(Series, Series.id == Point.series_id).join(Track, Track.id == Series.track_id)
         q = q.where(Track.source.in_(srcs))
-    for sid, run_pk, value in session.execute(q):
+    # Core execution, not ORM: plain rows, without the ORM's per-row loading machinery
+    for sid, run_pk, value in session.connection().execute(q).fetchall():
         if sid in wanted:
             raw[sid].append((run_pk, value))
     # rank every run once by (date, run_id); sorting small ints per series is cheap
@@ -140,11 +141,10 @@ def load_series(
         rmap, rk = runs[ref.key.source], rank[ref.key.source]
         items = raw.get(sid, [])
         items.sort(key=lambda t: rk[t[0]])
-        pts = []
-        for run_pk, value in items:
-            r = rmap[run_pk]
-            pts.append(SeriesPoint(r.run_id, r.sha, r.full_sha, r.date, value, r.is_trend))
-        out[sid] = SeriesData(ref.key, tuple(pts))
+        out[sid] = SeriesData(ref.key, tuple(
+            SeriesPoint(r.run_id, r.sha, r.full_sha, r.date, value, r.is_trend)
+            for r, value in ((rmap[pk], v) for pk, v in items)
+        ))
     return out
 
 

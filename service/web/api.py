@@ -14,7 +14,7 @@ from service.store.alert_reads import get_alert, group_json, iso, list_alerts
 from service.store.series_reads import load_one, series_refs
 from service.store.status import store_status
 from service.store.tables import AlertGroup
-from service.web.deps import db, scheduler_info
+from service.web.deps import DbId, db, scheduler_info
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -35,7 +35,7 @@ def api_alerts(
 
 
 @router.get("/alerts/{alert_id}", summary="One alert with its evidence, commits and audit trail")
-def api_alert(alert_id: int, session: Session = Depends(db)) -> dict[str, Any]:
+def api_alert(alert_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
     try:
         return get_alert(session, alert_id)
     except BenchwatchError as exc:
@@ -43,7 +43,7 @@ def api_alert(alert_id: int, session: Session = Depends(db)) -> dict[str, Any]:
 
 
 @router.get("/groups/{group_id}", summary="One alert group with its member alerts")
-def api_group(group_id: int, session: Session = Depends(db)) -> dict[str, Any]:
+def api_group(group_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")

@@ -15,6 +15,8 @@ import anyio
 import jinja2
 import plotly
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
@@ -26,7 +28,7 @@ from service.errors import BenchwatchError
 from service.store.db import Store
 from service.web import api, pages
 from service.web.filters import install_filters
-from service.web.cache import PageCache
+from service.web.cache import FastPages, PageCache
 from service.web.queue import QueueCache
 
 log = logging.getLogger("benchwatch.web")
@@ -79,6 +81,8 @@ def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInf
         https_only=settings.web.cookie_secure,
     )
 
+    page_cache = PageCache(store)
+    app.add_middleware(FastPages, cache=page_cache)  # inside SecurityHeaders: hits get them too
     app.add_middleware(SecurityHeaders)
 
     app.state.settings = settings
@@ -87,7 +91,7 @@ def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInf
     app.state.templates = _templates()
     app.state.templates.globals["github_url"] = settings.helion.github_url
     app.state.queue_cache = QueueCache()
-    app.state.page_cache = PageCache(store)
+    app.state.page_cache = page_cache
     app.state.render_limiter = anyio.CapacityLimiter(RENDER_THREADS)
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -117,6 +121,14 @@ def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInf
     @app.exception_handler(BenchwatchError)
     async def _bad_input(request: Request, exc: BenchwatchError):
         return _error(request, 400, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_params(request: Request, exc: RequestValidationError):
+        if request.url.path.startswith("/api/"):
+            return await request_validation_exception_handler(request, exc)
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())[1:]) or "request"
+        return _error(request, 400, f"{where}: {err.get('msg', 'invalid value')}")
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):

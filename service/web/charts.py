@@ -58,7 +58,7 @@ def _points(
         Point.series_id.in_(series_ids), Point.run_pk.in_(list(runs))
     )
     have: dict[int, dict[int, float | None]] = defaultdict(dict)
-    for sid, pk, value in session.connection().execute(q):  # Core rows: no ORM overhead
+    for sid, pk, value in session.connection().execute(q).all():  # Core rows, one fetch
         have[sid][pk] = value
     order = sorted(runs, key=lambda pk: runs[pk][0])  # ISO strings sort as dates
     return {

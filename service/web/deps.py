@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from datetime import timezone
-from typing import Iterator
+from typing import Annotated, Iterator
 
-from fastapi import Request
+from fastapi import Path, Request
 from sqlalchemy.orm import Session
 
 from service.config import Settings
 from service.store.db import Store
+
+
+# Row ids as the URL carries them: positive and within a 32-bit INTEGER column, so an absurd
+# number is a 422, not a database error.
+DbId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 def db(request: Request) -> Iterator[Session]:

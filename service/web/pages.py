@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Any, Callable, Optional
 from urllib.parse import urlencode
 
@@ -27,8 +26,9 @@ from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
 from service.web.actions import ACTIONS, perform
+from service.web.cache import alert_key, queue_key
 from service.web.charts import alert_charts, latest_shapes, series_chart
-from service.web.deps import db, scheduler_info
+from service.web.deps import DbId, db, scheduler_info
 from service.web.queue import STATUS_FILTERS, select_page
 
 log = logging.getLogger("benchwatch.web")
@@ -104,12 +104,12 @@ async def queue(
         return render_html(request, "queue.html", q=result, filters=filters, link=link,
                            status_filters=STATUS_FILTERS, sources=SOURCES)
 
-    minute = int(time.time() // 60)  # the age column moves on
-    return await cached(request, ("queue", tuple(filters.values()), page, minute), build)
+    key = queue_key(filters["status"], filters["cause"], filters["platform"], filters["source"], page)
+    return await cached(request, key, build)
 
 
 @router.get("/groups/{group_id}", response_class=HTMLResponse)
-def group_page(request: Request, group_id: int, session: Session = Depends(db)):
+def group_page(request: Request, group_id: DbId, session: Session = Depends(db)):
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
@@ -122,7 +122,7 @@ def group_page(request: Request, group_id: int, session: Session = Depends(db)):
 
 
 @router.get("/alerts/{alert_id}", response_class=HTMLResponse)
-async def alert_page(request: Request, alert_id: int):
+async def alert_page(request: Request, alert_id: DbId):
     def build() -> str:
         with request.app.state.store.session() as session:
             alert = session.get(Alert, alert_id)
@@ -142,13 +142,13 @@ async def alert_page(request: Request, alert_id: int):
             chart, small = alert_charts(session, alert, prefer)
         return render_html(request, "alert.html", a=data, chart=chart, small=small, actions=ACTIONS)
 
-    return await cached(request, ("alert", alert_id), build)
+    return await cached(request, alert_key(alert_id), build)
 
 
 @router.post("/alerts/{alert_id}/{action}")
 def alert_action(
     request: Request,
-    alert_id: int,
+    alert_id: DbId,
     action: str,
     csrf_token: str = Form(""),
     note: str = Form(""),

@@ -34,6 +34,10 @@ class Member:
     change_pct: float
     status: str
     cause: str  # effective: human verdict when there is one
+    direction: str = "regression"
+
+
+HEADLINE_METRICS = ("helion_speedup_geomean", "geomean")
 
 
 @dataclass(frozen=True)
@@ -62,11 +66,16 @@ class QueueRow:
 
 
 def _shown(members: tuple[Member, ...]) -> tuple[Member, ...]:
-    """One member per kernel (its largest move), largest first."""
+    """One member per kernel, largest first: its headline speedup move when it has one (what
+    people compare across kernels), else its largest move."""
     best: dict[tuple[str, str], Member] = {}
+
+    def rank(m: Member) -> tuple[bool, float]:
+        return (m.metric in HEADLINE_METRICS, abs(m.change_pct))
+
     for m in members:
         k = (m.platform_short, m.kernel)
-        if k not in best or abs(m.change_pct) > abs(best[k].change_pct):
+        if k not in best or rank(m) > rank(best[k]):
             best[k] = m
     return tuple(sorted(best.values(), key=lambda m: -abs(m.change_pct)))
 
@@ -98,7 +107,7 @@ def build_rows(session: Session) -> list[QueueRow]:
     alerts = session.execute(
         select(
             Alert.id, Alert.group_id, Alert.status, Alert.cause, Alert.human_cause, Alert.state,
-            Alert.change_pct, Alert.created_at, Alert.first_bad_run_pk, Track.kernel,
+            Alert.change_pct, Alert.direction, Alert.created_at, Alert.first_bad_run_pk, Track.kernel,
             Series.metric, Track.platform_short, Track.source,
         )
         .join(Series, Series.id == Alert.series_id)
@@ -132,7 +141,7 @@ def build_rows(session: Session) -> list[QueueRow]:
     rows: list[QueueRow] = []
     for a in alerts:
         member = Member(a.id, a.kernel, a.metric, a.platform_short, float(a.change_pct), a.status,
-                        a.human_cause or a.cause)
+                        a.human_cause or a.cause, a.direction)
         if a.group_id is not None and a.group_id in groups:
             by_group[top(a.group_id)].append((a, member))
             continue
