@@ -1,16 +1,24 @@
-"""Pydantic models of `dashboard-data.json` and `pretuned-dashboard-data.json`.
+"""Validation schemas of `dashboard-data.json` and `pretuned-dashboard-data.json`.
 
-Everything is validated before anything is written; unknown extra fields are allowed because
-the upstream schema grows, but impossible values (negative speedups, non-hex shas, bad dates)
-are refused.
+Everything is validated before anything is written; unknown extra fields are accepted (and
+dropped) because the upstream schema grows, but impossible values (negative speedups, non-hex
+shas, bad dates) are refused.
+
+The schemas are TypedDicts validated by pydantic-core in one pass straight from the JSON bytes:
+a year of history is ~35k entries, and building a model instance per entry cost more than the
+whole JSON parse. The result is plain dicts/lists holding already-converted values (datetimes,
+floats, str run ids) that `normalize` walks without further checks. Optional keys may be absent;
+readers use `.get()` with the defaults written next to each field.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError
+from typing_extensions import NotRequired, TypedDict
 
 from service.errors import BenchwatchError
 
@@ -19,134 +27,149 @@ def _digits(v: Any) -> Any:
     return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
-RunId = Annotated[str, BeforeValidator(_digits), Field(pattern=r"^[0-9]{1,20}$")]
+# Pattern before converter keeps the check inside pydantic-core (the other order runs Python).
+RunId = Annotated[str, Field(pattern=r"^[0-9]{1,20}$"), BeforeValidator(_digits)]
 ShortSha = Annotated[str, Field(pattern=r"^[0-9a-f]{7,40}$")]
 FullSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
 Name = Annotated[str, Field(min_length=1, max_length=255)]
+Values = list[NonNeg | None]
+
+PER_SHAPE_COLUMNS = (
+    "helion_speedup",
+    "triton_speedup",
+    "torch_compile_speedup",
+    "helion_accuracy",
+    "helion_compile_time_s",
+    "helion_latency_ms",
+)
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-
-class RunInfo(_Doc):
+class RunInfo(TypedDict):
     run_id: RunId
     sha: ShortSha
     full_sha: FullSha
     date: datetime
-    branch: Annotated[str, Field(min_length=1, max_length=255)] = "main"
-    is_nightly: bool = False
-    kernel_count: Annotated[int, Field(ge=0)] | None = None
-
-    @model_validator(mode="after")
-    def _sha_matches(self) -> "RunInfo":
-        if not self.full_sha.startswith(self.sha):
-            raise ValueError(f"sha {self.sha} is not a prefix of full_sha {self.full_sha}")
-        return self
+    branch: NotRequired[Name]  # default "main"
+    is_nightly: NotRequired[bool]  # default False
+    kernel_count: NotRequired[Count | None]
 
 
-class PerShape(_Doc):
+def _sha_matches(run: dict) -> dict:
+    if not run["full_sha"].startswith(run["sha"]):
+        raise ValueError(f"sha {run['sha']} is not a prefix of full_sha {run['full_sha']}")
+    return run
+
+
+class PerShape(TypedDict):
     shapes: list[str]
-    helion_speedup: list[NonNeg | None] = Field(default_factory=list)
-    triton_speedup: list[NonNeg | None] = Field(default_factory=list)
-    torch_compile_speedup: list[NonNeg | None] = Field(default_factory=list)
-    helion_accuracy: list[NonNeg | None] = Field(default_factory=list)
-    helion_compile_time_s: list[NonNeg | None] = Field(default_factory=list)
-    helion_latency_ms: list[NonNeg | None] = Field(default_factory=list)
+    helion_speedup: NotRequired[Values]  # every column: default [], else one value per shape
+    triton_speedup: NotRequired[Values]
+    torch_compile_speedup: NotRequired[Values]
+    helion_accuracy: NotRequired[Values]
+    helion_compile_time_s: NotRequired[Values]
+    helion_latency_ms: NotRequired[Values]
 
-    @model_validator(mode="after")
-    def _parallel(self) -> "PerShape":
-        n = len(self.shapes)
-        for name in (
-            "helion_speedup",
-            "triton_speedup",
-            "torch_compile_speedup",
-            "helion_accuracy",
-            "helion_compile_time_s",
-            "helion_latency_ms",
-        ):
-            got = len(getattr(self, name))
-            if got not in (0, n):
-                raise ValueError(f"per_shape.{name} has {got} values for {n} shapes")
-        return self
+
+def _parallel(ps: dict) -> dict:
+    n = len(ps["shapes"])
+    for name in PER_SHAPE_COLUMNS:
+        got = len(ps.get(name, ()))
+        if got not in (0, n):
+            raise ValueError(f"per_shape.{name} has {got} values for {n} shapes")
+    return ps
 
 
 class DashboardHistoryItem(RunInfo):
-    helion_speedup_geomean: NonNeg | None = None
-    triton_speedup_geomean: NonNeg | None = None
-    torch_compile_speedup_geomean: NonNeg | None = None
-    compile_time_geomean_s: NonNeg | None = None
-    helion_latency_avg_ms: NonNeg | None = None
-    per_shape: PerShape | None = None
+    helion_speedup_geomean: NotRequired[NonNeg | None]
+    triton_speedup_geomean: NotRequired[NonNeg | None]
+    torch_compile_speedup_geomean: NotRequired[NonNeg | None]
+    compile_time_geomean_s: NotRequired[NonNeg | None]
+    helion_latency_avg_ms: NotRequired[NonNeg | None]
+    per_shape: NotRequired[Annotated[PerShape, AfterValidator(_parallel)] | None]
 
 
-class DashboardSummaryItem(_Doc):
+CheckedRun = Annotated[RunInfo, AfterValidator(_sha_matches)]
+
+
+class DashboardSummaryItem(TypedDict):
     kernel: Name
     platform: Name
     platform_short: Name
-    baseline_label: str | None = None
-    has_nightly_data: bool | None = None
-    status: str | None = None
-    infra_missing: bool | None = None
-    accuracy_failures: list[Any] = Field(default_factory=list)
-    run_failures: list[Any] = Field(default_factory=list)
-    history: list[DashboardHistoryItem]
+    baseline_label: NotRequired[str | None]
+    has_nightly_data: NotRequired[bool | None]
+    status: NotRequired[str | None]
+    infra_missing: NotRequired[bool | None]
+    accuracy_failures: NotRequired[list[Any]]
+    run_failures: NotRequired[list[Any]]
+    history: list[Annotated[DashboardHistoryItem, AfterValidator(_sha_matches)]]
 
 
-class DashboardDocument(_Doc):
-    generated_at: datetime | None = None
-    latest_run: RunInfo | None = None
-    runs: list[RunInfo] = Field(default_factory=list)
-    platforms: list[Any] = Field(default_factory=list)
-    platform_shorts: list[str] = Field(default_factory=list)
-    unique_kernels: list[str] = Field(default_factory=list)
-    stats: dict[str, Any] = Field(default_factory=dict)
+class DashboardDocument(TypedDict):
+    generated_at: NotRequired[datetime | None]
+    latest_run: NotRequired[CheckedRun | None]
+    runs: NotRequired[list[CheckedRun]]
+    platforms: NotRequired[list[Any]]
+    platform_shorts: NotRequired[list[str]]
+    unique_kernels: NotRequired[list[str]]
+    stats: NotRequired[dict[str, Any]]
     summary: list[DashboardSummaryItem]
 
 
-class BaselineStats(_Doc):
-    wins: Annotated[int, Field(ge=0)] | None = None
-    total: Annotated[int, Field(ge=0)] | None = None
-    geomean: NonNeg | None = None
-    best_speedup: NonNeg | None = None
+class BaselineStats(TypedDict, total=False):
+    wins: Count | None
+    total: Count | None
+    geomean: NonNeg | None
+    best_speedup: NonNeg | None
 
 
 class PretunedHistoryItem(RunInfo):
-    cudagraph: bool | None = None
-    error: str | None = None
-    geomean: NonNeg | None = None
-    helion_wins: Annotated[int, Field(ge=0)] | None = None
-    total: Annotated[int, Field(ge=0)] | None = None
-    best_speedup: NonNeg | None = None
-    baselines: dict[Name, BaselineStats] | None = None
+    cudagraph: NotRequired[bool | None]
+    error: NotRequired[str | None]
+    geomean: NotRequired[NonNeg | None]
+    helion_wins: NotRequired[Count | None]
+    total: NotRequired[Count | None]
+    best_speedup: NotRequired[NonNeg | None]
+    baselines: NotRequired[dict[Name, BaselineStats] | None]
 
 
-class PretunedSummaryItem(_Doc):
+class PretunedSummaryItem(TypedDict):
     kernel: Name
     platform: Name
     platform_short: Name
-    compute: str | None = None
-    cudagraph: bool | None = None
-    has_nightly_data: bool | None = None
-    failed: bool | None = None
-    error: str | None = None
-    status: str | None = None
-    history: list[PretunedHistoryItem]
+    compute: NotRequired[str | None]
+    cudagraph: NotRequired[bool | None]
+    has_nightly_data: NotRequired[bool | None]
+    failed: NotRequired[bool | None]
+    error: NotRequired[str | None]
+    status: NotRequired[str | None]
+    history: list[Annotated[PretunedHistoryItem, AfterValidator(_sha_matches)]]
 
 
-class PretunedDocument(_Doc):
-    generated_at: datetime | None = None
-    latest_run: RunInfo | None = None
-    runs: list[RunInfo] = Field(default_factory=list)
-    platforms: list[Any] = Field(default_factory=list)
-    platform_shorts: list[str] = Field(default_factory=list)
-    kernels: list[str] = Field(default_factory=list)
-    stats: dict[str, Any] = Field(default_factory=dict)
+class PretunedDocument(TypedDict):
+    generated_at: NotRequired[datetime | None]
+    latest_run: NotRequired[CheckedRun | None]
+    runs: NotRequired[list[CheckedRun]]
+    platforms: NotRequired[list[Any]]
+    platform_shorts: NotRequired[list[str]]
+    kernels: NotRequired[list[str]]
+    stats: NotRequired[dict[str, Any]]
     summary: list[PretunedSummaryItem]
 
 
-MODELS = {"dashboard": DashboardDocument, "pretuned": PretunedDocument}
+MODELS: dict[str, TypeAdapter] = {
+    "dashboard": TypeAdapter(DashboardDocument),
+    "pretuned": TypeAdapter(PretunedDocument),
+}
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """A validated document: plain dicts and lists shaped like the TypedDict of its source."""
+
+    source: str  # "dashboard" | "pretuned"
+    data: dict[str, Any]
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -159,16 +182,14 @@ def _where(loc: tuple[Any, ...]) -> str:
     return out or "(document)"
 
 
-def parse_document(source: str, raw: bytes) -> DashboardDocument | PretunedDocument:
+def parse_document(source: str, raw: bytes) -> ParsedDocument:
     """Validate a whole document; the first problem becomes a one-line BenchwatchError."""
-    from pydantic import ValidationError
-
-    model = MODELS[source]
     try:
-        return model.model_validate_json(raw)
+        data = MODELS[source].validate_json(raw)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         if err["type"] == "json_invalid":
             raise BenchwatchError(f"{source}: not valid JSON ({err['msg']})") from None
         where = _where(tuple(err["loc"]))
         raise BenchwatchError(f"{source}: {where}: {err['msg']}") from None
+    return ParsedDocument(source, data)

@@ -7,17 +7,11 @@ A run that produced nothing (speedup or latency `0`, or a pretuned `error`) beco
 from __future__ import annotations
 
 import hashlib
-from array import array
+import struct
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from service.ingest.documents import (
-    DashboardDocument,
-    DashboardHistoryItem,
-    PretunedDocument,
-    PretunedHistoryItem,
-    RunInfo,
-)
+from service.ingest.documents import PER_SHAPE_COLUMNS, ParsedDocument
 from service.records import DASHBOARD_METRICS, baseline_metric
 
 _FAILED = -1.0  # never a stored value: values are validated non-negative
@@ -75,15 +69,25 @@ class ObservationRow:
     def digest(self) -> str:
         """Fingerprint of the values only (shapes are stripped upstream on older entries).
 
-        Packed binary rather than repr(): a year of history is ~35k observations per file and
-        this runs on every one of them each night.
+        blake2b over the values packed as doubles (failed = -1), then the sorted metric names,
+        then the cudagraph flag and error. Stored digests depend on these exact bytes, so keep
+        them; the per-key-set layout is cached because every night re-digests ~35k rows.
         """
-        keys = sorted(self.values)
-        vals = array("d", [_FAILED if (v := self.values[k]) is None else v for k in keys])
-        h = hashlib.blake2b(vals.tobytes(), digest_size=8)
-        h.update("|".join(keys).encode())
-        h.update(b"\0%d%s" % (2 if self.cudagraph is None else int(self.cudagraph), (self.error or "").encode()))
-        return h.hexdigest()
+        keys = tuple(self.values)
+        layout = _LAYOUTS.get(keys)
+        if layout is None:
+            order = tuple(sorted(keys))
+            packer = struct.Struct(f"={len(order)}d")  # native doubles, as array("d") had
+            layout = _LAYOUTS[keys] = (order, packer, "|".join(order).encode())
+        order, packer, names = layout
+        values = self.values
+        packed = packer.pack(*[_FAILED if (v := values[k]) is None else v for k in order])
+        flag = 2 if self.cudagraph is None else int(self.cudagraph)
+        tail = b"\0%d%s" % (flag, (self.error or "").encode())
+        return hashlib.blake2b(packed + names + tail, digest_size=8).hexdigest()
+
+
+_LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], struct.Struct, bytes]] = {}
 
 
 @dataclass
@@ -102,15 +106,15 @@ def _utc(dt: datetime) -> datetime:
     return dt.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-def _run_row(item: RunInfo) -> RunRow:
+def _run_row(item: dict) -> RunRow:
     return RunRow(
-        run_id=item.run_id,
-        sha=item.sha[:8],
-        full_sha=item.full_sha,
-        date=_utc(item.date),
-        branch=item.branch,
-        is_nightly=item.is_nightly,
-        kernel_count=item.kernel_count,
+        run_id=item["run_id"],
+        sha=item["sha"][:8],
+        full_sha=item["full_sha"],
+        date=_utc(item["date"]),
+        branch=item.get("branch", "main"),
+        is_nightly=item.get("is_nightly", False),
+        kernel_count=item.get("kernel_count"),
     )
 
 
@@ -120,13 +124,16 @@ def _value(metric: str, v: float | None) -> float | None:
     return float(v)
 
 
-def _add_run(doc: NormalizedDocument, item: RunInfo) -> None:
-    raw = doc._raw_runs.get(item.run_id)
-    ident = (item.full_sha, item.date, item.branch, item.is_nightly)
-    if raw is not None and raw[0] == ident and (raw[1] is not None or item.kernel_count is None):
-        return  # the same run again (every kernel's history repeats it): nothing to convert
+def _add_run(doc: NormalizedDocument, item: dict) -> None:
+    """Every kernel's history repeats the same run: the cheap identity check skips the rest."""
+    get = item.get
+    kernel_count = get("kernel_count")
+    ident = (item["full_sha"], item["date"], get("branch", "main"), get("is_nightly", False))
+    raw = doc._raw_runs.get(item["run_id"])
+    if raw is not None and raw[0] == ident and (raw[1] is not None or kernel_count is None):
+        return  # the same run again: nothing to convert
     if raw is None or raw[0] == ident:
-        doc._raw_runs[item.run_id] = (ident, item.kernel_count)
+        doc._raw_runs[item["run_id"]] = (ident, kernel_count)
     row = _run_row(item)
     seen = doc.runs.get(row.run_id)
     if seen is None:
@@ -142,107 +149,100 @@ def _add_run(doc: NormalizedDocument, item: RunInfo) -> None:
         doc.runs[row.run_id] = row
 
 
-def _dashboard_values(h: DashboardHistoryItem) -> dict[str, float | None]:
-    values: dict[str, float | None] = {}
-    for metric in DASHBOARD_METRICS:
-        raw = getattr(h, metric)
-        if metric == "compile_time_geomean_s" and raw is None:
-            continue  # not measured, not a failure
-        values[metric] = _value(metric, raw)
-    return values
+# Always present in a dashboard observation (absent = failed); compile time only when measured.
+_ALWAYS = tuple(m for m in DASHBOARD_METRICS if m != "compile_time_geomean_s")
 
 
-def _shapes(h: DashboardHistoryItem) -> list[ShapeRow] | None:
-    ps = h.per_shape
-    if ps is None or not ps.shapes:
+def _shapes(h: dict) -> list[ShapeRow] | None:
+    ps = h.get("per_shape")
+    if not ps or not ps["shapes"]:
         return None
-
-    def col(name: str, i: int) -> float | None:
-        values = getattr(ps, name)
-        return values[i] if values else None
-
-    return [
-        ShapeRow(
-            i,
-            shape,
-            col("helion_speedup", i),
-            col("triton_speedup", i),
-            col("torch_compile_speedup", i),
-            col("helion_accuracy", i),
-            col("helion_compile_time_s", i),
-            col("helion_latency_ms", i),
-        )
-        for i, shape in enumerate(ps.shapes)
-    ]
+    n = len(ps["shapes"])
+    cols = [ps.get(name) or [None] * n for name in PER_SHAPE_COLUMNS]
+    return [ShapeRow(i, shape, *row) for i, (shape, *row) in enumerate(zip(ps["shapes"], *cols))]
 
 
-def normalize_dashboard(doc: DashboardDocument) -> NormalizedDocument:
-    out = NormalizedDocument("dashboard")
-    for run in doc.runs:
-        _add_run(out, run)
-    for s in doc.summary:
-        key = (s.platform_short, s.kernel)
-        if key in out.tracks:
-            out.problems.append(f"summary lists {s.kernel} on {s.platform_short} twice")
+def _history(out: NormalizedDocument, s: dict, make) -> None:
+    """One track's history: each run once, in order; ``make(key, entry)`` builds the row."""
+    key = (s["platform_short"], s["kernel"])
+    seen_runs: set[str] = set()
+    add = out.observations.append
+    for h in s["history"]:
+        run_id = h["run_id"]
+        if run_id in seen_runs:
+            out.problems.append(f"{s['kernel']} on {s['platform_short']} lists run {run_id} twice")
             continue
-        out.tracks[key] = TrackRow(s.platform_short, s.kernel, s.platform, s.baseline_label)
-        seen_runs: set[str] = set()
-        for h in s.history:
-            if h.run_id in seen_runs:
-                out.problems.append(f"{s.kernel} on {s.platform_short} lists run {h.run_id} twice")
-                continue
-            seen_runs.add(h.run_id)
-            _add_run(out, h)
-            out.observations.append(
-                ObservationRow(key, h.run_id, _dashboard_values(h), shapes=_shapes(h))
-            )
+        seen_runs.add(run_id)
+        _add_run(out, h)
+        add(make(key, h))
+
+
+def _new_track(out: NormalizedDocument, s: dict, row: TrackRow) -> bool:
+    key = (s["platform_short"], s["kernel"])
+    if key in out.tracks:
+        out.problems.append(f"summary lists {s['kernel']} on {s['platform_short']} twice")
+        return False
+    out.tracks[key] = row
+    return True
+
+
+def _dashboard_row(key: tuple[str, str], h: dict) -> ObservationRow:
+    """Every dashboard metric is in ZERO_IS_FAILURE: `v or None` makes both 0 and None a failure."""
+    get = h.get
+    values: dict[str, float | None] = {m: get(m) or None for m in _ALWAYS}
+    compile_s = get("compile_time_geomean_s")
+    if compile_s is not None:  # None = not measured, not a failure
+        values["compile_time_geomean_s"] = compile_s or None
+    shapes = _shapes(h) if "per_shape" in h else None  # only the newest entries carry shapes
+    return ObservationRow(key, h["run_id"], values, shapes=shapes)
+
+
+def normalize_dashboard(doc: dict) -> NormalizedDocument:
+    out = NormalizedDocument("dashboard")
+    for run in doc.get("runs", ()):
+        _add_run(out, run)
+    for s in doc["summary"]:
+        row = TrackRow(s["platform_short"], s["kernel"], s["platform"], s.get("baseline_label"))
+        if _new_track(out, s, row):
+            _history(out, s, _dashboard_row)
     return out
 
 
-def _pretuned_values(h: PretunedHistoryItem) -> dict[str, float | None]:
-    if h.error is not None:
+def _pretuned_values(h: dict) -> dict[str, float | None]:
+    if h.get("error") is not None:
         return {"geomean": None}
     values: dict[str, float | None] = {
-        "geomean": _value("geomean", h.geomean),
-        "best_speedup": _value("best_speedup", h.best_speedup),
+        "geomean": _value("geomean", h.get("geomean")),
+        "best_speedup": _value("best_speedup", h.get("best_speedup")),
     }
-    if h.helion_wins is not None:
-        values["helion_wins"] = float(h.helion_wins)
-    if h.total is not None:
-        values["total"] = float(h.total)
-    if h.cudagraph is not None:
-        values["cudagraph"] = 1.0 if h.cudagraph else 0.0
-    for name, stats in (h.baselines or {}).items():
-        values[baseline_metric(name)] = _value("geomean", stats.geomean)
+    if h.get("helion_wins") is not None:
+        values["helion_wins"] = float(h["helion_wins"])
+    if h.get("total") is not None:
+        values["total"] = float(h["total"])
+    if h.get("cudagraph") is not None:
+        values["cudagraph"] = 1.0 if h["cudagraph"] else 0.0
+    for name, stats in (h.get("baselines") or {}).items():
+        values[baseline_metric(name)] = _value("geomean", stats.get("geomean"))
     return values
 
 
-def normalize_pretuned(doc: PretunedDocument) -> NormalizedDocument:
+def _pretuned_row(key: tuple[str, str], h: dict) -> ObservationRow:
+    return ObservationRow(key, h["run_id"], _pretuned_values(h), h.get("error"), h.get("cudagraph"))
+
+
+def normalize_pretuned(doc: dict) -> NormalizedDocument:
     out = NormalizedDocument("pretuned")
-    for run in doc.runs:
+    for run in doc.get("runs", ()):
         _add_run(out, run)
-    for s in doc.summary:
-        key = (s.platform_short, s.kernel)
-        if key in out.tracks:
-            out.problems.append(f"summary lists {s.kernel} on {s.platform_short} twice")
-            continue
-        out.tracks[key] = TrackRow(
-            s.platform_short, s.kernel, s.platform, None, s.cudagraph, s.compute
-        )
-        seen_runs: set[str] = set()
-        for h in s.history:
-            if h.run_id in seen_runs:
-                out.problems.append(f"{s.kernel} on {s.platform_short} lists run {h.run_id} twice")
-                continue
-            seen_runs.add(h.run_id)
-            _add_run(out, h)
-            out.observations.append(
-                ObservationRow(key, h.run_id, _pretuned_values(h), h.error, h.cudagraph)
-            )
+    for s in doc["summary"]:
+        row = TrackRow(s["platform_short"], s["kernel"], s["platform"], None,
+                       s.get("cudagraph"), s.get("compute"))
+        if _new_track(out, s, row):
+            _history(out, s, _pretuned_row)
     return out
 
 
-def normalize(doc: DashboardDocument | PretunedDocument) -> NormalizedDocument:
-    if isinstance(doc, DashboardDocument):
-        return normalize_dashboard(doc)
-    return normalize_pretuned(doc)
+def normalize(doc: ParsedDocument) -> NormalizedDocument:
+    if doc.source == "dashboard":
+        return normalize_dashboard(doc.data)
+    return normalize_pretuned(doc.data)

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from service.ingest.documents import PER_SHAPE_COLUMNS
 from service.ingest.normalize import NormalizedDocument, ObservationRow
 from service.store.tables import (
     IngestConflict,
@@ -60,8 +61,52 @@ def _chunks(rows: list[dict], size: int = 5000):
 
 
 def _bulk(session: Session, table, rows: list[dict]) -> None:
+    """Core insert of dict rows: for the small tables (runs, tracks, series)."""
     for chunk in _chunks(rows):
         session.execute(insert(table.__table__), chunk)
+
+
+def _fetch(session: Session, sql: str, *params) -> list[tuple]:
+    """Plain tuples straight from the driver (``?`` marks become the driver's own style).
+
+    The digest map is one row per stored (track, run), ~35k, read on every nightly ingest.
+    """
+    conn = session.connection()
+    if conn.dialect.paramstyle != "qmark":
+        sql = sql.replace("?", "%s")
+    cur = conn.connection.driver_connection.cursor()
+    try:
+        cur.execute(sql, params)
+        return cur.fetchall()
+    finally:
+        cur.close()
+
+
+def _copy_rows(session: Session, table, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Append many tuples through the raw driver, inside the session's transaction.
+
+    The large tables (a year is ~35k observations and ~170k points) are most of an ingest;
+    SQLAlchemy's per-row parameter processing cost more than the database itself. PostgreSQL
+    gets COPY FROM STDIN (psycopg escapes every value); SQLite a plain executemany. Rows are
+    plain ints, floats, bools, str and None, which both drivers store exactly as Core would.
+    """
+    if not rows:
+        return
+    name = table.__table__.name
+    conn = session.connection()
+    dbapi = conn.connection.driver_connection
+    if conn.dialect.name == "postgresql":
+        with dbapi.cursor() as cur:
+            with cur.copy(f"COPY {name} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    marks = ", ".join("?" * len(columns))
+    cur = dbapi.cursor()
+    try:
+        cur.executemany(f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({marks})", rows)
+    finally:
+        cur.close()
 
 
 def last_etag(session: Session, source: str, location: str) -> tuple[str | None, str | None]:
@@ -209,6 +254,11 @@ def _describe_conflict(
     )
 
 
+_OBSERVATION_COLUMNS = ("track_id", "run_pk", "digest", "error", "cudagraph")
+_POINT_COLUMNS = ("series_id", "run_pk", "value", "failed")
+_SHAPE_COLUMNS = ("track_id", "run_pk", "shape_index", "shape", *PER_SHAPE_COLUMNS)
+
+
 def write_document(
     session: Session,
     doc: NormalizedDocument,
@@ -226,26 +276,29 @@ def write_document(
     track_ids = _sync_tracks(session, doc, result, run_pks.get(newest.run_id) if newest else None)
     series_ids = _sync_series(session, doc, track_ids)
 
-    source_tracks = select(Track.id).where(Track.source == doc.source)
-    digests = {
-        (t, r): d
-        for t, r, d in session.execute(
-            select(Observation.track_id, Observation.run_pk, Observation.digest).where(
-                Observation.track_id.in_(source_tracks)
-            )
+    digests = dict(
+        ((t, r), d)
+        for t, r, d in _fetch(
+            session,
+            "SELECT o.track_id, o.run_pk, o.digest FROM observations o "
+            "JOIN tracks t ON t.id = o.track_id WHERE t.source = ?",
+            doc.source,
         )
-    }
-    with_shapes = {
-        (t, r)
-        for t, r in session.execute(
-            select(ShapeValue.track_id, ShapeValue.run_pk)
-            .where(ShapeValue.track_id.in_(source_tracks))
-            .distinct()
+    )
+    with_shapes = set(
+        _fetch(
+            session,
+            "SELECT DISTINCT v.track_id, v.run_pk FROM shape_values v "
+            "JOIN tracks t ON t.id = v.track_id WHERE t.source = ?",
+            doc.source,
         )
-    }
-    obs_rows: list[dict] = []
-    point_rows: list[dict] = []
-    shape_rows: list[dict] = []
+    )
+    series_of: dict[int, dict[str, int]] = {}  # track id -> metric -> series id
+    for (track_id, metric), sid in series_ids.items():
+        series_of.setdefault(track_id, {})[metric] = sid
+    obs_rows: list[tuple] = []
+    point_rows: list[tuple] = []
+    shape_rows: list[tuple] = []
     conflicts: list[tuple[int, int | None, str]] = []
     for obs in doc.observations:
         track_id = track_ids[obs.track]
@@ -253,34 +306,21 @@ def write_document(
         digest = obs.digest()
         have = digests.get((track_id, run_pk))
         if have is None:
-            obs_rows.append(
-                dict(track_id=track_id, run_pk=run_pk, digest=digest, error=obs.error,
-                     cudagraph=obs.cudagraph)
-            )
-            for metric, value in obs.values.items():
-                point_rows.append(
-                    dict(series_id=series_ids[(track_id, metric)], run_pk=run_pk, value=value,
-                         failed=value is None)
-                )
+            obs_rows.append((track_id, run_pk, digest, obs.error, obs.cudagraph))
+            sids = series_of[track_id]
+            point_rows += [(sids[m], run_pk, v, v is None) for m, v in obs.values.items()]
         elif have != digest:
             detail = _describe_conflict(session, obs, track_id, run_pk, series_ids)
             conflicts.append((run_pk, track_id, detail))
             result.conflicts.append(detail)
         if obs.shapes and (track_id, run_pk) not in with_shapes:
             shape_rows.extend(
-                dict(
-                    track_id=track_id, run_pk=run_pk, shape_index=s.index, shape=s.shape,
-                    helion_speedup=s.helion_speedup, triton_speedup=s.triton_speedup,
-                    torch_compile_speedup=s.torch_compile_speedup,
-                    helion_accuracy=s.helion_accuracy,
-                    helion_compile_time_s=s.helion_compile_time_s,
-                    helion_latency_ms=s.helion_latency_ms,
-                )
+                (track_id, run_pk, s.index, s.shape, *(getattr(s, c) for c in PER_SHAPE_COLUMNS))
                 for s in obs.shapes
             )
-    _bulk(session, Observation, obs_rows)
-    _bulk(session, Point, point_rows)
-    _bulk(session, ShapeValue, shape_rows)
+    _copy_rows(session, Observation, _OBSERVATION_COLUMNS, obs_rows)
+    _copy_rows(session, Point, _POINT_COLUMNS, point_rows)
+    _copy_rows(session, ShapeValue, _SHAPE_COLUMNS, shape_rows)
     result.points_added = len(point_rows)
     result.shapes_added = len(shape_rows)
     if result.runs_added or point_rows or shape_rows or result.tracks_added:
