@@ -156,6 +156,18 @@ _JOB_KERNEL_INPUTS = {
 }
 
 
+def _with(runner: str, image: str, runtime: str, alias: str) -> list[str]:
+    """The start of a job's `with:` block, the same for the main and the linattn jobs."""
+    return [
+        "    with:\n",
+        f"      runner: {runner}\n",
+        '      python-version: "3.12"\n',
+        f"      image: {image}\n",
+        f"      runtime-version: {runtime}\n",
+        f"      alias: {alias}\n",
+    ]
+
+
 def _job(platform: str, runner: str, image: str, runtime: str) -> str:
     alias, _, backend = platform.partition("_")
     job = platform.replace("_", "-")
@@ -166,12 +178,7 @@ def _job(platform: str, runner: str, image: str, runtime: str) -> str:
         "    permissions:\n",
         "      id-token: write\n",
         "      contents: read\n",
-        "    with:\n",
-        f"      runner: {runner}\n",
-        '      python-version: "3.12"\n',
-        f"      image: {image}\n",
-        f"      runtime-version: {runtime}\n",
-        f"      alias: {alias}\n",
+        *_with(runner, image, runtime, alias),
     ]
     if backend:
         lines.append(f"      backend: {backend}\n")
@@ -183,12 +190,7 @@ def _job(platform: str, runner: str, image: str, runtime: str) -> str:
         lines += [
             f"    if: ${{{{ inputs.run_{platform} }}}}\n",
             "    uses: ./.github/workflows/benchmark.yml\n",
-            "    with:\n",
-            f"      runner: {runner}\n",
-            '      python-version: "3.12"\n',
-            f"      image: {image}\n",
-            f"      runtime-version: {runtime}\n",
-            f"      alias: {alias}\n",
+            *_with(runner, image, runtime, alias),
             '      kernels: "${{ inputs.kernels_linattn }}"\n',
             "      baseline-label: fla\n",
         ]

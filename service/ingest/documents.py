@@ -106,14 +106,19 @@ class DashboardSummaryItem(TypedDict):
     history: list[Annotated[DashboardHistoryItem, AfterValidator(_sha_matches)]]
 
 
-class DashboardDocument(TypedDict):
+class _Published(TypedDict):
+    """The top level both documents share."""
+
     generated_at: NotRequired[datetime | None]
     latest_run: NotRequired[CheckedRun | None]
     runs: NotRequired[list[CheckedRun]]
     platforms: NotRequired[list[Any]]
     platform_shorts: NotRequired[list[str]]
-    unique_kernels: NotRequired[list[str]]
     stats: NotRequired[dict[str, Any]]
+
+
+class DashboardDocument(_Published):
+    unique_kernels: NotRequired[list[str]]
     summary: list[DashboardSummaryItem]
 
 
@@ -147,14 +152,8 @@ class PretunedSummaryItem(TypedDict):
     history: list[Annotated[PretunedHistoryItem, AfterValidator(_sha_matches)]]
 
 
-class PretunedDocument(TypedDict):
-    generated_at: NotRequired[datetime | None]
-    latest_run: NotRequired[CheckedRun | None]
-    runs: NotRequired[list[CheckedRun]]
-    platforms: NotRequired[list[Any]]
-    platform_shorts: NotRequired[list[str]]
+class PretunedDocument(_Published):
     kernels: NotRequired[list[str]]
-    stats: NotRequired[dict[str, Any]]
     summary: list[PretunedSummaryItem]
 
 
