@@ -208,6 +208,20 @@ def test_group_revision_bumps_only_on_visible_change(store, world):
         assert s.get(AlertGroup, gid).state == "retracted"
 
 
+def test_group_whose_members_all_reverted_is_retracted(store, world):
+    with store.session() as s:
+        a = upsert_alert(s, _with(_move(store, world, 9, 10), _cls()), _ordinal(world), NOW)
+        g, _ = upsert_group(s, GroupRecord("pretuned", world["runs"][10], "b200", "real", 0.8, (), "provisional",
+                                           (a.alert_id,)), NOW)
+        gid, rev = g.id, g.revision
+    with store.session() as s:
+        assert retire_empty_groups(s, [gid], NOW) == []  # a live member: the group stays
+        s.get(Alert, a.alert_id).state = "retracted"  # the blip came back: the member keeps its group id
+        assert retire_empty_groups(s, [gid], NOW) == [gid]
+        g = s.get(AlertGroup, gid)
+        assert g.state == "retracted" and g.revision == rev + 1  # the Slack message gets edited
+
+
 def test_alert_json_fields_and_filters(store, world):
     with store.session() as s:
         out = upsert_alert(s, _with(_move(store, world, 9, 10), _cls()), _ordinal(world), NOW)

@@ -304,13 +304,16 @@ def upsert_group(
 
 
 def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetime) -> list[int]:
-    """Groups left with no alerts and no children (their members moved on) become retracted."""
+    """Groups left with no live alerts and no children become retracted: their members moved on,
+    or every member reverted (a blip), and the Slack message must say so."""
     out = []
     for gid in set(group_ids):
         g = session.get(AlertGroup, gid)
         if g is None or g.state == "retracted":
             continue
-        has_alert = session.scalar(select(Alert.id).where(Alert.group_id == gid).limit(1))
+        has_alert = session.scalar(
+            select(Alert.id).where(Alert.group_id == gid, Alert.state != "retracted").limit(1)
+        )
         has_child = session.scalar(select(AlertGroup.id).where(AlertGroup.parent_id == gid).limit(1))
         if has_alert is None and has_child is None:
             g.state = "retracted"
