@@ -111,12 +111,6 @@ class Conn:
             await self.writer.wait_closed()
 
 
-def pick_alert(rng: random.Random, alert_ids: list[int], mix: str) -> int:
-    if mix == "recent" and rng.random() < 0.8:
-        return rng.choice(alert_ids[-50:])  # ids grow with time: the newest alerts
-    return rng.choice(alert_ids)
-
-
 async def client(port: int, alert_ids: list[int], until: float, rng: random.Random,
                  lat: dict[str, list[float]], errors: list[str], mix: str, think_s: float) -> None:
     conn = Conn("127.0.0.1", port)

@@ -18,6 +18,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from service.config import load_settings
 from service.schedule.run_once import run_once
 from service.store.db import Store
@@ -29,15 +31,16 @@ from tests.worlds import WorldSpec, generate_world
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nightlies", type=int, default=150)
     ap.add_argument("--replay", type=int, default=25, help="last nightlies replayed one by one")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--no-serve", action="store_true", help="do not start the web page at the end")
-    args = ap.parse_args()
+    ap.add_argument("--dir", default=str(ROOT / "var" / "demo"), help="where the world and store go")
+    args = ap.parse_args(argv)
 
-    var = ROOT / "var" / "demo"
+    var = Path(args.dir)
     shutil.rmtree(var, ignore_errors=True)
     var.mkdir(parents=True)
     print(f"generating a {args.nightlies}-nightly world (seed {args.seed}) with its git history ...", flush=True)
@@ -45,12 +48,13 @@ def main() -> int:
     db_url = f"sqlite:///{var / 'benchwatch.db'}"
     store = Store(db_url)
     with DashboardServer() as srv, SlackStandIn() as slack:
-        os.environ.update({
-            "BENCHWATCH_DATABASE_URL": db_url, "BENCHWATCH_HELION_REPO": str(world.repo),
-            "BENCHWATCH_HELION_REMOTE": "", "BENCHWATCH_SLACK_TOKEN": TOKEN,
-            "BENCHWATCH_SLACK_CHANNEL": "C0TRIAGE", "BENCHWATCH_SLACK_API_URL": slack.base_url,
+        base = load_settings()
+        settings = base.model_copy(update={
+            "database": base.database.model_copy(update={"url": db_url}),
+            "helion": base.helion.model_copy(update={"repo": str(world.repo), "remote": ""}),
+            "slack": base.slack.model_copy(update={
+                "token": SecretStr(TOKEN), "channel": "C0TRIAGE", "api_url": slack.base_url}),
         })
-        settings = load_settings()
         first = args.nightlies - args.replay - 1
         for n in range(first, args.nightlies):
             srv.publish(dashboard=world.dashboard_bytes(n), pretuned=world.pretuned_bytes(n))
@@ -72,7 +76,9 @@ def main() -> int:
               f"{ev.kind:14s} {', '.join(ev.kernels[:4])}")
     if not args.no_serve:
         print("\nserving the queue on http://127.0.0.1:8080 (Ctrl-C to stop)", flush=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_SLACK_")}
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_SLACK_")},
+               "BENCHWATCH_DATABASE_URL": db_url, "BENCHWATCH_HELION_REPO": str(world.repo),
+               "BENCHWATCH_HELION_REMOTE": ""}
         try:
             subprocess.run([str(Path(sys.executable).parent / "benchwatch"), "serve", "--no-scheduler"], env=env)
         except KeyboardInterrupt:

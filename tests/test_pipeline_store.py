@@ -23,7 +23,6 @@ from service.store.series_reads import (
     load_one,
     mark_detected,
     runs_of,
-    series_refs,
     series_with_new_points,
     shapes_near,
 )

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,14 +20,12 @@ from sqlalchemy.orm import Session
 from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import (
-    LOWER_IS_BETTER,
     Classification,
     Evidence,
     Move,
     SeriesData,
     SeriesKey,
 )
-from service.store.alert_reads import commit_json, iso, related_json
 from service.store.alerts_writer import (
     GroupRecord,
     MoveRecord,
@@ -51,7 +49,7 @@ from service.store.series_reads import (
     series_progress,
     series_refs,
 )
-from service.store.tables import Alert, AlertGroup
+from service.store.tables import Alert
 
 log = logging.getLogger(__name__)
 
