@@ -159,3 +159,14 @@ class FactChange:
     path: str = ""
     old: str | None = None
     new: str | None = None
+
+
+@dataclass(frozen=True)
+class AttributeChange:
+    """A track attribute that differs between the last-good and first-bad runs (a method tell)."""
+
+    attribute: str  # baseline_label | cudagraph | platform | compute | baselines
+    old: str | None
+    new: str | None
+    run_id: str | None  # the run at which it was first seen, when known
+    detail: str

@@ -9,7 +9,7 @@ import pytest
 from service.classify import checks
 from service.classify.settings import ClassifySettings
 from service.records import FactChange
-from service.store.series_reads import AttributeChange
+from service.records import AttributeChange
 from tests.test_classify_helpers import (
     FB,
     commit,

@@ -9,7 +9,7 @@ import pytest
 from service.classify import MoveContext, classify_move
 from service.classify.settings import ClassifySettings
 from service.records import CAUSES, FactChange
-from service.store.series_reads import AttributeChange
+from service.records import AttributeChange
 from tests.test_classify_helpers import commit, ctx, dash_siblings, move, peers, series, window
 
 S = ClassifySettings()

@@ -7,12 +7,7 @@ detect pass builds one from the store and the culprit search.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from service.records import CommitWindow, FactChange, Move, RankedCommit, SeriesData
-
-if TYPE_CHECKING:  # only a type: the classifier reads .attribute/.old/.new/.detail
-    from service.store.series_reads import AttributeChange
+from service.records import AttributeChange, CommitWindow, FactChange, Move, RankedCommit, SeriesData
 
 
 @dataclass(frozen=True)
@@ -26,7 +21,7 @@ class MoveContext:
     other_platforms_count: int = 0  # platforms of the source other than the move's
     shapes_before: tuple[str, ...] | None = None  # shape labels nearest before the step
     shapes_after: tuple[str, ...] | None = None
-    attribute_changes: tuple["AttributeChange", ...] = ()
+    attribute_changes: tuple[AttributeChange, ...] = ()
     window: CommitWindow | None = None
     candidates: tuple[RankedCommit, ...] = ()  # culprit ranking, best first
     harness_commit: RankedCommit | None = None

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.records import RunRef, SeriesData, SeriesKey, SeriesPoint
+from service.records import AttributeChange, RunRef, SeriesData, SeriesKey, SeriesPoint
 from service.store.tables import DetectState, Point, Run, Series, ShapeValue, Track, TrackEvent
 
 
@@ -45,17 +45,6 @@ class RunRow:
     full_sha: str
     date: datetime  # tz-aware UTC
     is_trend: bool
-
-
-@dataclass(frozen=True)
-class AttributeChange:
-    """A track attribute that differs between the last-good and first-bad runs."""
-
-    attribute: str  # baseline_label | cudagraph | platform | compute | baselines
-    old: str | None
-    new: str | None
-    run_id: str | None  # the run at which it was first seen, when known
-    detail: str
 
 
 def series_refs(
