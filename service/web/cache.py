@@ -111,6 +111,7 @@ class PageCache:
         self._lock = threading.Lock()
         self._version: tuple | None = None
         self._checked = 0.0
+        self._refreshing = False
         self._pages: OrderedDict[tuple, tuple[tuple, str]] = OrderedDict()
 
     def version(self) -> tuple:
@@ -131,15 +132,35 @@ class PageCache:
             self._checked = 0.0
 
     def lookup(self, key: tuple) -> str | None:
-        """The page if it is current, without touching the database (None: render it)."""
+        """The page if it is current, without touching the database (None: render it).
+
+        Stale-while-revalidate: between ``ttl_s`` and twice that, the page is still served while
+        one background thread re-reads the version (so a page is never more than 2 x ttl_s
+        behind an outside write). Sending every request to the render threads instead, until
+        someone re-read it, queued hundreds of cached hits behind first renders every ``ttl_s``.
+        An action through this app still drops the version at once (`invalidate`).
+        """
         with self._lock:
-            if self._version is None or time.monotonic() - self._checked >= self.ttl_s:
+            age = time.monotonic() - self._checked
+            if self._version is None or age >= 2 * self.ttl_s:
                 return None
             hit = self._pages.get(key)
             if hit is None or hit[0] != self._version:
                 return None
+            if age >= self.ttl_s and not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh, daemon=True).start()
             self._pages.move_to_end(key)
             return hit[1]
+
+    def _refresh(self) -> None:
+        try:
+            self.version()
+        except Exception:  # noqa: BLE001 - a failed read only means the next request re-reads
+            self.invalidate()
+        finally:
+            with self._lock:
+                self._refreshing = False
 
     def page(self, key: tuple, render: Callable[[], str]) -> str:
         version = self.version()
