@@ -73,7 +73,9 @@ def _floor_sqlite(raw: bytes) -> float:
     return took
 
 
-def _floor_pg(raw: bytes, url: str) -> float:
+def _floor_pg(raw: bytes, url: str, *, copy: bool = False) -> float:
+    """json.loads + a bare insert of the point rows: executemany, or COPY (what our PostgreSQL
+    path competes with)."""
     import psycopg
 
     dsn = url.replace("postgresql+psycopg://", "postgresql://")
@@ -82,23 +84,12 @@ def _floor_pg(raw: bytes, url: str) -> float:
         t0 = time.perf_counter()
         rows = _rows(raw)
         with conn.cursor() as cur:
-            cur.executemany("INSERT INTO p VALUES (%s,%s,%s)", rows)
-        conn.commit()
-        return time.perf_counter() - t0
-
-
-def _floor_pg_copy(raw: bytes, url: str) -> float:
-    """The floor with COPY instead of executemany: what our PostgreSQL path competes with."""
-    import psycopg
-
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn) as conn:
-        conn.execute("CREATE TEMP TABLE p (s INTEGER, r BIGINT, v DOUBLE PRECISION)")
-        t0 = time.perf_counter()
-        rows = _rows(raw)
-        with conn.cursor() as cur, cur.copy("COPY p (s, r, v) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+            if copy:
+                with cur.copy("COPY p (s, r, v) FROM STDIN") as out:
+                    for row in rows:
+                        out.write_row(row)
+            else:
+                cur.executemany("INSERT INTO p VALUES (%s,%s,%s)", rows)
         conn.commit()
         return time.perf_counter() - t0
 
@@ -188,7 +179,7 @@ def run(pg_url: str | None, repeat: int = 3, x10: bool = True) -> dict:
                 f"same file again {t_again:.3f}s | floor {floor:.2f}s -> {t_full / floor:.1f}x"
             )
             if kind == "postgres":
-                copy_floor = min(_floor_pg_copy(full, dbs.pg_url) for _ in range(repeat))
+                copy_floor = min(_floor_pg(full, dbs.pg_url, copy=True) for _ in range(repeat))
                 row.update(floor_copy_s=copy_floor, ratio_to_copy_floor=t_full / copy_floor)
                 line += f" (COPY floor {copy_floor:.2f}s -> {t_full / copy_floor:.1f}x)"
             if x10:

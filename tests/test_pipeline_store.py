@@ -19,12 +19,12 @@ from service.store.alerts_writer import (
     upsert_group,
 )
 from service.store.series_reads import (
+    TrackFacts,
     attribute_changes,
     load_one,
     mark_detected,
     runs_of,
     series_with_new_points,
-    shapes_near,
 )
 from service.store.tables import Alert, AlertGroup, AlertHistory, Point, Run, Series, ShapeValue, Track
 
@@ -113,8 +113,9 @@ def test_attribute_changes_see_cudagraph_flip_and_new_baseline(store, world):
     with store.session() as s:
         across = attribute_changes(s, world["track"], r[9], r[10])
         quiet = attribute_changes(s, world["track"], r[4], r[5])
-        before = shapes_near(s, world["track"], r[9], side="before")
-        after = shapes_near(s, world["track"], r[10], side="after")
+        facts = TrackFacts(s, "pretuned", runs_of(s, "pretuned"))
+        before = facts.shapes_near(world["track"], r[9], side="before")
+        after = facts.shapes_near(world["track"], r[10], side="after")
     kinds = {c.attribute: c for c in across}
     assert kinds["cudagraph"].old == "true" and kinds["cudagraph"].new == "false"
     assert kinds["baselines"].new == "cublas,triton" and "added cublas" in kinds["baselines"].detail

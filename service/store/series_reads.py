@@ -193,34 +193,6 @@ def shapes_at(session: Session, track_id: int, run_pk_: int) -> tuple[str, ...] 
     return tuple(rows) if rows else None
 
 
-def shapes_near(
-    session: Session, track_id: int, run_pk_: int, *, side: str
-) -> tuple[str, ...] | None:
-    """Shapes of the nearest run that kept them, at/before (side="before") or at/after a run.
-
-    Only the runs that were the newest when ingested carry per-shape rows, so the exact
-    last-good / first-bad run often has none; the nearest one on the right side still tells
-    whether the shape list changed across the step.
-    """
-    anchor = session.scalar(select(Run.date).where(Run.id == run_pk_))
-    if anchor is None:
-        return None
-    q = (
-        select(ShapeValue.run_pk, Run.date)
-        .join(Run, Run.id == ShapeValue.run_pk)
-        .where(ShapeValue.track_id == track_id)
-        .distinct()
-    )
-    if side == "before":
-        q = q.where(Run.date <= anchor).order_by(Run.date.desc())
-    elif side == "after":
-        q = q.where(Run.date >= anchor).order_by(Run.date.asc())
-    else:
-        raise ValueError(f"side must be 'before' or 'after', not {side!r}")
-    row = session.execute(q.limit(1)).first()
-    return shapes_at(session, track_id, row[0]) if row else None
-
-
 # --- attribute changes ----------------------------------------------------------------------
 
 
@@ -346,7 +318,12 @@ class TrackFacts:
         self._shapes: dict[tuple[int, int], tuple[str, ...] | None] = {}
 
     def shapes_near(self, track_id: int, run_pk_: int, *, side: str) -> tuple[str, ...] | None:
-        """Same answer as `shapes_near`, from the preloaded index."""
+        """Shapes of the nearest run that kept them, at/before (side="before") or at/after a run.
+
+        Only the runs that were the newest when ingested carry per-shape rows, so the exact
+        last-good / first-bad run often has none; the nearest one on the right side still tells
+        whether the shape list changed across the step.
+        """
         if side not in ("before", "after"):
             raise ValueError(f"side must be 'before' or 'after', not {side!r}")
         anchor = self.rows.get(run_pk_)
