@@ -8,9 +8,14 @@ closed loop with no think time by default (a harsher load than 20 people clickin
 adds a pause). Each client mixes queue pages (filters and pages vary) and alert pages. Which
 alerts: `--alert-mix recent` (default: 80% of views go to the 50 newest alerts, as when on-call
 follows Slack links; the rest anywhere) or `uniform` (every view a random one of the 1,000, so
-most pages are rendered cold: the worst case). Targets: queue p95 < 100 ms, alert page
+most pages are rendered cold). `--page-cache-s 0` turns the server's page cache off, so every
+request renders its page: the worst case, which does not depend on how often views repeat.
+`--busy N` runs N CPU-bound processes beside the load (a box doing other work).
+`--note-every S` has on-call write a note on a random alert every S seconds from another process
+(as `benchwatch note` would): each write changes the data version, so every cached page is
+rendered again after it. Targets: queue p95 < 100 ms, alert page
 p95 < 200 ms. Bounded: the load stops at --seconds, the server is stopped after. Results go to
-benchmarks/results/web_load.json (and web_load_<mix>.json).
+benchmarks/results/web_load.json (and web_load_<variant>.json).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import httpx
 from sqlalchemy import func, select
 
 from service.store.db import Store
+from service.store.oncall import add_note
 from service.store.tables import Alert
 from tests.test_web_data import build_world
 
@@ -147,16 +153,38 @@ async def load(port: int, alert_ids: list[int], clients: int, seconds: float, mi
     return lat, errors
 
 
+def write_notes(db: Path, every_s: float) -> None:
+    """On-call writing notes from another process until killed (the server sees outside writes)."""
+    store = Store(f"sqlite:///{db}")
+    with store.session() as s:
+        ids = list(s.scalars(select(Alert.id)))
+    rng = random.Random(5)
+    while True:
+        time.sleep(every_s)
+        with store.session() as s:
+            add_note(s, rng.choice(ids), by="bench", note="looking")
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["--notes-into"]:  # the writer process (see --note-every)
+        write_notes(Path(sys.argv[2]), float(sys.argv[4]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--alerts", type=int, default=1000)
     ap.add_argument("--alert-mix", choices=("recent", "uniform"), default="recent")
     ap.add_argument("--think-ms", type=float, default=0.0, help="pause between a client's requests")
+    ap.add_argument("--page-cache-s", type=float, default=None,
+                    help="the server's web.page_cache_s (0: no page cache); default: the app's")
+    ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes running beside the load")
+    ap.add_argument("--note-every", type=float, default=0.0,
+                    help="seconds between outside writes (a note on a random alert); 0: none")
     args = ap.parse_args(argv)
-    if not (1 <= args.clients <= 200 and 1 <= args.seconds <= 300 and 0 <= args.think_ms <= 10_000):
-        ap.error("--clients must be 1..200, --seconds 1..300, --think-ms 0..10000")
+    if not (1 <= args.clients <= 200 and 1 <= args.seconds <= 300 and 0 <= args.think_ms <= 10_000
+            and 0 <= args.busy <= 16 and (args.note_every == 0 or 0.1 <= args.note_every <= 60) and (args.page_cache_s is None or 0 <= args.page_cache_s <= 300)):
+        ap.error("--clients must be 1..200, --seconds 1..300, --think-ms 0..10000, --busy 0..16, "
+                 "--page-cache-s 0..300, --note-every 0 or 0.1..60")
     load_before = os.getloadavg()[0]  # other work on the box skews every figure: recorded
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "load.db"
@@ -166,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         port = _free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
         env.update(BENCHWATCH_DATABASE_URL=f"sqlite:///{db}", BENCHWATCH_WEB_SECRET_KEY="bench")
+        if args.page_cache_s is not None:
+            env["BENCHWATCH_WEB_PAGE_CACHE_S"] = str(args.page_cache_s)
         exe = Path(sys.executable).parent / "benchwatch"
         server = subprocess.Popen(
             [str(exe), "serve", "--no-scheduler", "--host", "127.0.0.1", "--port", str(port)],
@@ -186,8 +216,17 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.2)
             for path in QUEUE_PATHS + (f"/alerts/{alert_ids[0]}",):  # warm templates and caches
                 httpx.get(base + path, timeout=10)
-            lat, errors = asyncio.run(load(port, sorted(alert_ids), args.clients, args.seconds,
-                                           args.alert_mix, args.think_ms / 1000))
+            hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+            if args.note_every:
+                hogs.append(subprocess.Popen([sys.executable, "-m", "benchmarks.web_load", "--notes-into",
+                                              str(db), "--note-every", str(args.note_every)], cwd=ROOT))
+            try:
+                lat, errors = asyncio.run(load(port, sorted(alert_ids), args.clients, args.seconds,
+                                               args.alert_mix, args.think_ms / 1000))
+            finally:
+                for hog in hogs:
+                    hog.kill()
+                    hog.wait()
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -197,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "alerts": len(alert_ids), "clients": args.clients, "seconds": args.seconds,
         "alert_mix": args.alert_mix, "think_ms": args.think_ms, "cpus": os.cpu_count(),
+        "page_cache_s": args.page_cache_s, "busy_processes": args.busy, "note_every_s": args.note_every,
         "load_avg_1m_before": round(load_before, 2), "load_avg_1m_after": round(os.getloadavg()[0], 2),
         "errors": len(errors), "error_sample": errors[:5],
     }
@@ -219,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
           f" on {report['cpus']} CPUs")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("web_load.json", f"web_load_{args.alert_mix}.json"):
+    variant = args.alert_mix + ("_nocache" if args.page_cache_s == 0 else "") + (
+        f"_busy{args.busy}" if args.busy else "") + (f"_notes{args.note_every:g}s" if args.note_every else "")
+    for name in ("web_load.json", f"web_load_{variant}.json"):
         (out / name).write_text(json.dumps(report, indent=2) + "\n")
     return 0 if ok else 1
 

@@ -94,6 +94,9 @@ class WebSettings(_Section):
     session_max_age_s: int = Field(8 * 3600, ge=60)
     cookie_secure: bool = False  # True when served over HTTPS (behind a proxy)
     page_size: int = Field(50, ge=5, le=500)
+    # anonymous pages are reused until the data changes, which is checked this often; 0 turns
+    # the page cache off (every page rendered: for debugging, and the worst-case load figure)
+    page_cache_s: float = Field(2.0, ge=0, le=300)
 
     @field_validator("users")
     @classmethod

@@ -12,18 +12,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.store.alert_reads import alert_json, iso
+from service.store.alert_reads import AlertRows, alerts_json, iso, load_alerts
 from service.store.tables import Alert, AlertGroup, Run
 
 CLOSED = ("resolved", "dismissed")
 HEADLINE = ("helion_speedup_geomean", "geomean")
 
 
-def member_alerts(session: Session, group: AlertGroup) -> list[Alert]:
+def member_alerts(session: Session, group: AlertGroup) -> list[AlertRows]:
     ids = [group.id] + list(
         session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id))
     )
-    return list(session.scalars(select(Alert).where(Alert.group_id.in_(ids)).order_by(Alert.id)))
+    return load_alerts(session, Alert.group_id.in_(ids))
 
 
 def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
@@ -41,7 +41,7 @@ def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
 
 
 def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:
-    alerts = [alert_json(session, a) for a in member_alerts(session, group)]
+    alerts = alerts_json(session, member_alerts(session, group))
     live = [a for a in alerts if a["state"] != "retracted"] or alerts
     # the headline metric first (what the dashboard shows), then the biggest moves
     live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))

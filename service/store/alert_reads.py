@@ -8,10 +8,10 @@ machine_cause, human_cause). Shas are 8-hex, dates ISO-8601 UTC with a trailing 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, RankedCommit, RunRef
@@ -68,14 +68,54 @@ def related_json(items) -> list[dict]:
     return out
 
 
-def _history(session: Session, alert_id: int) -> list[dict]:
-    return [
-        {"at": iso(h.at), "by": h.by, "action": h.action, "old": h.old_value, "new": h.new_value,
-         "note": h.note}
+class AlertRows(NamedTuple):
+    """An alert with the rows its JSON needs, read in one statement (see `load_alerts`)."""
+
+    alert: Alert
+    series: Series
+    track: Track
+    last_good: Run
+    first_bad: Run
+
+
+_LastGood = aliased(Run)
+_FirstBad = aliased(Run)
+
+
+def _with_rows():
+    return (
+        select(Alert, Series, Track, _LastGood, _FirstBad)
+        .join(Series, Series.id == Alert.series_id)
+        .join(Track, Track.id == Series.track_id)
+        .join(_LastGood, _LastGood.id == Alert.last_good_run_pk)
+        .join(_FirstBad, _FirstBad.id == Alert.first_bad_run_pk)
+    )
+
+
+def load_alert(session: Session, alert_id: int) -> AlertRows | None:
+    """One joined read instead of five primary-key gets (the alert page's first render)."""
+    row = session.execute(_with_rows().where(Alert.id == alert_id)).first()
+    return AlertRows(*row) if row is not None else None
+
+
+def load_alerts(session: Session, *where) -> list[AlertRows]:
+    """Alerts matching ``where`` (SQL conditions) with their rows, in id order, in one read."""
+    return [AlertRows(*row) for row in session.execute(_with_rows().where(*where).order_by(Alert.id))]
+
+
+def _histories(session: Session, alert_ids: list[int]) -> dict[int, list[dict]]:
+    """The audit trails of several alerts in one query (a list was one query per alert)."""
+    out: dict[int, list[dict]] = {a: [] for a in alert_ids}
+    for start in range(0, len(alert_ids), 500):  # bounded IN lists
+        chunk = alert_ids[start:start + 500]
         for h in session.scalars(
-            select(AlertHistory).where(AlertHistory.alert_id == alert_id).order_by(AlertHistory.id)
-        )
-    ]
+            select(AlertHistory).where(AlertHistory.alert_id.in_(chunk)).order_by(AlertHistory.id)
+        ):
+            out[h.alert_id].append(
+                {"at": iso(h.at), "by": h.by, "action": h.action, "old": h.old_value,
+                 "new": h.new_value, "note": h.note}
+            )
+    return out
 
 
 def _run_obj(run: Run, value: float | None) -> dict:
@@ -85,11 +125,8 @@ def _run_obj(run: Run, value: float | None) -> dict:
     }
 
 
-def alert_json(session: Session, alert: Alert) -> dict[str, Any]:
-    series = session.get(Series, alert.series_id)
-    track = session.get(Track, series.track_id)
-    last_good = session.get(Run, alert.last_good_run_pk)
-    first_bad = session.get(Run, alert.first_bad_run_pk)
+def _alert_obj(rows: AlertRows, history: list[dict]) -> dict[str, Any]:
+    alert, series, track = rows.alert, rows.series, rows.track
     return {
         "id": alert.id,
         "group_id": alert.group_id,
@@ -105,8 +142,8 @@ def alert_json(session: Session, alert: Alert) -> dict[str, Any]:
         "human_cause": alert.human_cause,
         "direction": alert.direction,
         "confidence": round(float(alert.confidence), 3),
-        "last_good": _run_obj(last_good, alert.last_good_value),
-        "first_bad": _run_obj(first_bad, alert.first_bad_value),
+        "last_good": _run_obj(rows.last_good, alert.last_good_value),
+        "first_bad": _run_obj(rows.first_bad, alert.first_bad_value),
         "before": alert.before,
         "after": alert.after,
         "change_pct": round(float(alert.change_pct), 2),
@@ -117,8 +154,23 @@ def alert_json(session: Session, alert: Alert) -> dict[str, Any]:
         "candidates": list(alert.candidates or []),
         "evidence": list(alert.evidence or []),
         "related": list(alert.related or []),
-        "history": _history(session, alert.id),
+        "history": history,
     }
+
+
+def alerts_json(session: Session, rows: list[AlertRows]) -> list[dict[str, Any]]:
+    """Several alerts as JSON with one extra query for all their audit trails."""
+    histories = _histories(session, [r.alert.id for r in rows])
+    return [_alert_obj(r, histories[r.alert.id]) for r in rows]
+
+
+def alert_json(session: Session, alert: Alert | AlertRows) -> dict[str, Any]:
+    if not isinstance(alert, AlertRows):
+        alert = AlertRows(
+            alert, series := session.get(Series, alert.series_id), session.get(Track, series.track_id),
+            session.get(Run, alert.last_good_run_pk), session.get(Run, alert.first_bad_run_pk),
+        )
+    return alerts_json(session, [alert])[0]
 
 
 def _choice(name: str, value: str | None, allowed) -> None:
@@ -142,12 +194,7 @@ def list_alerts(
     _choice("source", source, ("dashboard", "pretuned"))
     if limit is not None and limit < 1:
         raise BenchwatchError("limit must be a positive number")
-    q = (
-        select(Alert)
-        .join(Series, Series.id == Alert.series_id)
-        .join(Track, Track.id == Series.track_id)
-        .order_by(Alert.created_at.desc(), Alert.id.desc())
-    )
+    q = _with_rows().order_by(Alert.created_at.desc(), Alert.id.desc())
     if status is not None:
         q = q.where(Alert.status == status)
     if platform is not None:
@@ -160,22 +207,20 @@ def list_alerts(
         )
     if limit is not None:
         q = q.limit(limit)
-    return [alert_json(session, a) for a in session.scalars(q)]
+    return alerts_json(session, [AlertRows(*row) for row in session.execute(q)])
 
 
 def get_alert(session: Session, alert_id: int) -> dict:
-    alert = session.get(Alert, alert_id)
-    if alert is None:
+    rows = load_alert(session, alert_id)
+    if rows is None:
         raise BenchwatchError(f"no alert with id {alert_id}")
-    return alert_json(session, alert)
+    return alert_json(session, rows)
 
 
 def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:
     """A group: its verdict, its run, child groups (cross-platform parent) and member alerts."""
     run = session.get(Run, group.first_bad_run_pk)
-    members = session.scalars(
-        select(Alert).where(Alert.group_id == group.id).order_by(Alert.id)
-    ).all()
+    members = load_alerts(session, Alert.group_id == group.id)
     children = session.scalars(
         select(AlertGroup).where(AlertGroup.parent_id == group.id).order_by(AlertGroup.id)
     ).all()
@@ -193,8 +238,8 @@ def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True)
         "created_at": iso(group.created_at),
         "updated_at": iso(group.updated_at),
         "child_group_ids": [c.id for c in children],
-        "alert_ids": [a.id for a in members],
+        "alert_ids": [m.alert.id for m in members],
     }
     if with_alerts:
-        out["alerts"] = [alert_json(session, a) for a in members]
+        out["alerts"] = alerts_json(session, members)
     return out

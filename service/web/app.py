@@ -81,7 +81,7 @@ def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInf
         https_only=settings.web.cookie_secure,
     )
 
-    page_cache = PageCache(store)
+    page_cache = PageCache(store, ttl_s=settings.web.page_cache_s)
     app.add_middleware(FastPages, cache=page_cache)  # inside SecurityHeaders: hits get them too
     app.add_middleware(SecurityHeaders)
 

@@ -10,11 +10,11 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from service.records import LOWER_IS_BETTER
-from service.store.alert_reads import iso
+from service.store.alert_reads import AlertRows, iso
 from service.store.tables import Alert, Point, Run, Series, ShapeValue, Track, TrackEvent
 
 WINDOW = timedelta(days=30)
@@ -78,31 +78,32 @@ def _trace(name: str, pts: list[tuple[str, float | None, str]], *, axis: str, ma
     }
 
 
-def alert_charts(session: Session, alert: Alert, prefer: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The alert page's charts in four queries: the moved track's speedups (left axis) and
+def alert_charts(
+    session: Session, rows: AlertRows, prefer: set[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The alert page's charts in three queries: the moved track's speedups (left axis) and
     latency (right axis) around the step, and the same metric for the other kernels on the
     platform over the same nights (group members first, at most MAX_SMALL_CHARTS)."""
-    series = session.get(Series, alert.series_id)
-    track = session.get(Track, series.track_id)
-    lg_date = session.get(Run, alert.last_good_run_pk).date
-    fb_date = session.get(Run, alert.first_bad_run_pk).date
+    series, track = rows.series, rows.track
+    lg_date, fb_date = rows.last_good.date, rows.first_bad.date
     wanted = list(MAIN_METRICS.get(track.source, ()))
     if series.metric not in wanted:
         wanted.append(series.metric)
-    ids = {
-        m: sid
-        for sid, m in session.execute(select(Series.id, Series.metric).where(Series.track_id == track.id))
-        if m in wanted or (track.source == "pretuned" and m.startswith("baseline:"))
-    }
-    others = session.execute(
-        select(Series.id, Track.kernel)
+    ids: dict[str, int] = {}
+    others = []
+    for sid, metric, track_id, kernel in session.execute(  # this track's series + the neighbours'
+        select(Series.id, Series.metric, Track.id, Track.kernel)
         .join(Track, Track.id == Series.track_id)
         .where(
             Track.source == track.source, Track.platform_short == track.platform_short,
-            Series.metric == series.metric, Track.id != track.id,
+            or_(Track.id == track.id, Series.metric == series.metric),
         )
-    ).all()
-    others = sorted(others, key=lambda r: (r.kernel not in prefer, r.kernel))[:MAX_SMALL_CHARTS]
+    ):
+        if track_id != track.id:
+            others.append((sid, kernel))
+        elif metric in wanted or (track.source == "pretuned" and metric.startswith("baseline:")):
+            ids[metric] = sid
+    others = sorted(others, key=lambda r: (r[1] not in prefer, r[1]))[:MAX_SMALL_CHARTS]
     runs = _runs(session, track.source, lg_date - WINDOW, fb_date + WINDOW)
     pts = _points(session, list(ids.values()) + [sid for sid, _ in others], runs)
     order = wanted + sorted(m for m in ids if m not in wanted)

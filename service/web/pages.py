@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES
-from service.store.alert_reads import alert_json, group_json
+from service.store.alert_reads import alert_json, group_json, load_alert
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
@@ -125,21 +125,21 @@ def group_page(request: Request, group_id: DbId, session: Session = Depends(db))
 async def alert_page(request: Request, alert_id: DbId):
     def build() -> str:
         with request.app.state.store.session() as session:
-            alert = session.get(Alert, alert_id)
-            if alert is None:
+            rows = load_alert(session, alert_id)
+            if rows is None:
                 raise HTTPException(404, f"no alert with id {alert_id}")
-            data = alert_json(session, alert)
+            data = alert_json(session, rows)
             prefer: set[str] = set()
-            if alert.group_id is not None:
+            if rows.alert.group_id is not None:
                 prefer = set(
                     session.scalars(
                         select(Track.kernel)
                         .join(Series, Series.track_id == Track.id)
                         .join(Alert, Alert.series_id == Series.id)
-                        .where(Alert.group_id == alert.group_id)
+                        .where(Alert.group_id == rows.alert.group_id)
                     )
                 )
-            chart, small = alert_charts(session, alert, prefer)
+            chart, small = alert_charts(session, rows, prefer)
         return render_html(request, "alert.html", a=data, chart=chart, small=small, actions=ACTIONS)
 
     return await cached(request, alert_key(alert_id), build)
