@@ -19,16 +19,14 @@ import platform
 import sqlite3
 import tempfile
 import time
-import uuid
 from pathlib import Path
-
-from sqlalchemy import create_engine, text
 
 from service.config import load_settings
 from service.ingest.documents import parse_document
 from service.ingest.normalize import normalize
-from service.store.db import Store, normalise_url
+from service.store.db import Store
 from service.store.ingest_writer import write_document
+from benchmarks.databases import Databases
 from tests.worlds import WorldSpec, generate_world
 
 
@@ -106,35 +104,6 @@ def _scaled(doc: dict, factor: int) -> bytes:
     return json.dumps(out).encode()
 
 
-class _Databases:
-    """Fresh SQLite files and (when a server URL is given) fresh PostgreSQL databases."""
-
-    def __init__(self, pg_url: str | None) -> None:
-        self.pg_url = normalise_url(pg_url) if pg_url else None
-        self.tmp = tempfile.TemporaryDirectory()
-        self.created: list[str] = []
-
-    def new(self, kind: str) -> Store:
-        if kind == "sqlite":
-            return Store(f"sqlite:///{self.tmp.name}/{uuid.uuid4().hex}.db")
-        name = f"bw_bench_{uuid.uuid4().hex[:10]}"
-        admin = create_engine(self.pg_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as c:
-            c.execute(text(f'CREATE DATABASE "{name}"'))
-        admin.dispose()
-        self.created.append(name)
-        return Store(self.pg_url.rsplit("/", 1)[0] + "/" + name)
-
-    def close(self) -> None:
-        if self.created:
-            admin = create_engine(self.pg_url, isolation_level="AUTOCOMMIT")
-            with admin.connect() as c:
-                for name in self.created:
-                    c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
-        self.tmp.cleanup()
-
-
 def run(pg_url: str | None, repeat: int = 3, x10: bool = True) -> dict:
     world = generate_world(WorldSpec(seed=2026, nightlies=365, with_git=False))
     n = len(world.nights) - 1
@@ -145,7 +114,7 @@ def run(pg_url: str | None, repeat: int = 3, x10: bool = True) -> dict:
     mb = len(full) / 1e6
     print(f"document: {mb:.2f} MB dashboard ({len(doc['summary'])} series), "
           f"{len(pre_full) / 1e6:.2f} MB pretuned")
-    dbs = _Databases(pg_url)
+    dbs = Databases(pg_url)
     results = []
     kinds = ["sqlite"] + (["postgres"] if pg_url else [])
     try:

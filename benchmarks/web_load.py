@@ -1,6 +1,7 @@
-"""Web load: 1,000 alerts in a SQLite store, 20 concurrent clients for 30 s on loopback.
+"""Web load: 1,000 alerts in a SQLite (or PostgreSQL) store, 20 concurrent clients for 30 s on loopback.
 
-Run: `.venv/bin/python -m benchmarks.web_load [--clients 20] [--seconds 30]` (part of `make bench`).
+Run: `.venv/bin/python -m benchmarks.web_load [--clients 20] [--seconds 30] [--postgres URL]`
+(part of `make bench`; SQLite unless --postgres names a server, where a fresh database is made).
 The server is the production one, `benchwatch serve --no-scheduler` in its own process (one
 uvicorn worker, as on a team box); the clients are plain asyncio keep-alive connections in this
 process (lighter than an HTTP library, so the generator steals less CPU), each in a
@@ -37,6 +38,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import func, select
 
+from benchmarks.databases import Databases
 from service.store.db import Store
 from service.store.oncall import add_note
 from service.store.tables import Alert
@@ -63,8 +65,8 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
-def seed(db: Path, want_alerts: int) -> list[int]:
-    store = Store(f"sqlite:///{db}")
+def seed(url: str, want_alerts: int) -> list[int]:
+    store = Store(url)
     try:
         # groups hold 1-3 alerts (2 on average): a few spare groups make sure of the count
         build_world(store, nights=365, extra_groups=want_alerts // 2 + 25, seed=11)
@@ -153,9 +155,9 @@ async def load(port: int, alert_ids: list[int], clients: int, seconds: float, mi
     return lat, errors
 
 
-def write_notes(db: Path, every_s: float) -> None:
+def write_notes(url: str, every_s: float) -> None:
     """On-call writing notes from another process until killed (the server sees outside writes)."""
-    store = Store(f"sqlite:///{db}")
+    store = Store(url)
     with store.session() as s:
         ids = list(s.scalars(select(Alert.id)))
     rng = random.Random(5)
@@ -167,7 +169,7 @@ def write_notes(db: Path, every_s: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None and sys.argv[1:2] == ["--notes-into"]:  # the writer process (see --note-every)
-        write_notes(Path(sys.argv[2]), float(sys.argv[4]))
+        write_notes(sys.argv[2], float(sys.argv[4]))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=20)
@@ -177,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--think-ms", type=float, default=0.0, help="pause between a client's requests")
     ap.add_argument("--page-cache-s", type=float, default=None,
                     help="the server's web.page_cache_s (0: no page cache); default: the app's")
+    ap.add_argument("--postgres", metavar="URL", default=None,
+                    help="serve from a fresh database on this PostgreSQL server (default: SQLite)")
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes running beside the load")
     ap.add_argument("--note-every", type=float, default=0.0,
                     help="seconds between outside writes (a note on a random alert); 0: none")
@@ -186,55 +190,60 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--clients must be 1..200, --seconds 1..300, --think-ms 0..10000, --busy 0..16, "
                  "--page-cache-s 0..300, --note-every 0 or 0.1..60")
     load_before = os.getloadavg()[0]  # other work on the box skews every figure: recorded
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "load.db"
-        t0 = time.perf_counter()
-        alert_ids = seed(db, args.alerts)
-        print(f"seeded {len(alert_ids)} alerts in {time.perf_counter() - t0:.1f} s", flush=True)
-        port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
-        env.update(BENCHWATCH_DATABASE_URL=f"sqlite:///{db}", BENCHWATCH_WEB_SECRET_KEY="bench")
-        if args.page_cache_s is not None:
-            env["BENCHWATCH_WEB_PAGE_CACHE_S"] = str(args.page_cache_s)
-        exe = Path(sys.executable).parent / "benchwatch"
-        server = subprocess.Popen(
-            [str(exe), "serve", "--no-scheduler", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
+    dbs = Databases(args.postgres)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            url = dbs.new_url("postgres" if args.postgres else "sqlite")
+            t0 = time.perf_counter()
+            alert_ids = seed(url, args.alerts)
+            print(f"seeded {len(alert_ids)} alerts in {time.perf_counter() - t0:.1f} s", flush=True)
+            port = _free_port()
+            env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
+            env.update(BENCHWATCH_DATABASE_URL=url, BENCHWATCH_WEB_SECRET_KEY="bench")
+            if args.page_cache_s is not None:
+                env["BENCHWATCH_WEB_PAGE_CACHE_S"] = str(args.page_cache_s)
+            exe = Path(sys.executable).parent / "benchwatch"
+            server = subprocess.Popen(
+                [str(exe), "serve", "--no-scheduler", "--host", "127.0.0.1", "--port", str(port)],
+                env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+            base = f"http://127.0.0.1:{port}"
+            try:
+                deadline = time.monotonic() + 60
+                while True:
+                    try:
+                        if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        print("server did not start:", server.stderr.read() if server.poll() is not None else "")
+                        return 1
+                    time.sleep(0.2)
+                for path in QUEUE_PATHS + (f"/alerts/{alert_ids[0]}",):  # warm templates and caches
+                    httpx.get(base + path, timeout=10)
+                hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+                if args.note_every:
+                    hogs.append(subprocess.Popen([sys.executable, "-m", "benchmarks.web_load", "--notes-into",
+                                                  url, "--note-every", str(args.note_every)], cwd=ROOT))
                 try:
-                    if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    print("server did not start:", server.stderr.read() if server.poll() is not None else "")
-                    return 1
-                time.sleep(0.2)
-            for path in QUEUE_PATHS + (f"/alerts/{alert_ids[0]}",):  # warm templates and caches
-                httpx.get(base + path, timeout=10)
-            hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
-            if args.note_every:
-                hogs.append(subprocess.Popen([sys.executable, "-m", "benchmarks.web_load", "--notes-into",
-                                              str(db), "--note-every", str(args.note_every)], cwd=ROOT))
-            try:
-                lat, errors = asyncio.run(load(port, sorted(alert_ids), args.clients, args.seconds,
-                                               args.alert_mix, args.think_ms / 1000))
+                    lat, errors = asyncio.run(load(port, sorted(alert_ids), args.clients, args.seconds,
+                                                   args.alert_mix, args.think_ms / 1000))
+                finally:
+                    for hog in hogs:
+                        hog.kill()
+                        hog.wait()
             finally:
-                for hog in hogs:
-                    hog.kill()
-                    hog.wait()
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+                server.send_signal(signal.SIGTERM)
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+    finally:
+        dbs.close()
     report = {
         "alerts": len(alert_ids), "clients": args.clients, "seconds": args.seconds,
+        "store": "postgresql" if args.postgres else "sqlite",
         "alert_mix": args.alert_mix, "think_ms": args.think_ms, "cpus": os.cpu_count(),
         "page_cache_s": args.page_cache_s, "busy_processes": args.busy, "note_every_s": args.note_every,
         "load_avg_1m_before": round(load_before, 2), "load_avg_1m_after": round(os.getloadavg()[0], 2),
@@ -259,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
           f" on {report['cpus']} CPUs")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    variant = args.alert_mix + ("_nocache" if args.page_cache_s == 0 else "") + (
+    variant = ("pg_" if args.postgres else "") + args.alert_mix + ("_nocache" if args.page_cache_s == 0 else "") + (
         f"_busy{args.busy}" if args.busy else "") + (f"_notes{args.note_every:g}s" if args.note_every else "")
     for name in ("web_load.json", f"web_load_{variant}.json"):
         (out / name).write_text(json.dumps(report, indent=2) + "\n")
