@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -155,6 +156,12 @@ async def load(port: int, alert_ids: list[int], clients: int, seconds: float, mi
     return lat, errors
 
 
+def _spin() -> None:
+    """A CPU-bound process (--busy): the box doing other work."""
+    while True:
+        pass
+
+
 def write_notes(url: str, every_s: float) -> None:
     """On-call writing notes from another process until killed (the server sees outside writes)."""
     store = Store(url)
@@ -168,9 +175,6 @@ def write_notes(url: str, every_s: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None and sys.argv[1:2] == ["--notes-into"]:  # the writer process (see --note-every)
-        write_notes(sys.argv[2], float(sys.argv[4]))
-        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30.0)
@@ -222,17 +226,19 @@ def main(argv: list[str] | None = None) -> int:
                     time.sleep(0.2)
                 for path in QUEUE_PATHS + (f"/alerts/{alert_ids[0]}",):  # warm templates and caches
                     httpx.get(base + path, timeout=10)
-                hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+                # side processes (CPU hogs, the note writer), killed when the load ends
+                side = [multiprocessing.Process(target=_spin) for _ in range(args.busy)]
                 if args.note_every:
-                    hogs.append(subprocess.Popen([sys.executable, "-m", "benchmarks.web_load", "--notes-into",
-                                                  url, "--note-every", str(args.note_every)], cwd=ROOT))
+                    side.append(multiprocessing.Process(target=write_notes, args=(url, args.note_every)))
+                for proc in side:
+                    proc.start()
                 try:
                     lat, errors = asyncio.run(load(port, sorted(alert_ids), args.clients, args.seconds,
                                                    args.alert_mix, args.think_ms / 1000))
                 finally:
-                    for hog in hogs:
-                        hog.kill()
-                        hog.wait()
+                    for proc in side:
+                        proc.kill()
+                        proc.join()
             finally:
                 server.send_signal(signal.SIGTERM)
                 try:

@@ -57,7 +57,7 @@ def _all_text(msg: dict) -> str:
     return "\n".join(parts)
 
 
-def _plan_and_deliver(store, settings, now, client="default"):
+def plan_and_deliver(store, settings, now, client="default"):
     with store.session() as s:
         plan = plan_notifications(s, settings, now)
     kw = {} if client == "default" else {"client": client}
@@ -158,19 +158,19 @@ def test_post_then_edit_the_same_message_on_confirmation(store, slack):
     settings = make_settings(slack)
     a = rows.alert("h100", "rms_norm", 30)
     gid = rows.group([a], 30, "h100")
-    plan, sent = _plan_and_deliver(store, settings, night_time(30))
+    plan, sent = plan_and_deliver(store, settings, night_time(30))
     assert (plan.posts, sent.posted, sent.pending_left) == (1, 1, 0)
     [msg] = slack.messages
     assert msg.metadata["event_type"] == "benchwatch_message"
     assert msg.metadata["event_payload"] == {"key": f"post:{gid}", "group_id": gid, "revision": 1}
     assert "(provisional)" in msg.text and "rms_norm" in msg.text
     # nothing changed: nothing sent
-    plan, sent = _plan_and_deliver(store, settings, night_time(30, 5))
+    plan, sent = plan_and_deliver(store, settings, night_time(30, 5))
     assert (plan.posts, plan.updates, sent.posted, sent.updated) == (0, 0, 0, 0)
     # confirmed the next night: the same ts is edited
     rows.alert("h100", "rms_norm", 30, state="confirmed", now=night_time(31))
     rows.group([a], 30, "h100", state="confirmed", now=night_time(31))
-    plan, sent = _plan_and_deliver(store, settings, night_time(31))
+    plan, sent = plan_and_deliver(store, settings, night_time(31))
     assert (plan.updates, sent.updated, sent.posted) == (1, 1, 0)
     assert len(slack.messages) == 1 and len(msg.edits) == 1
     assert "(confirmed)" in msg.text and slack.count("chat.postMessage") == 1
@@ -179,7 +179,7 @@ def test_post_then_edit_the_same_message_on_confirmation(store, slack):
         assert (thread.ts, thread.revision) == (msg.ts, 2)
     # retracted as noise later: edited again, never a new post
     rows.group([a], 30, "h100", state="retracted", cause="noise", now=night_time(33))
-    _plan_and_deliver(store, settings, night_time(33))
+    plan_and_deliver(store, settings, night_time(33))
     assert len(slack.messages) == 1 and msg.text.startswith("Retracted") and len(msg.edits) == 2
 
 
@@ -188,7 +188,7 @@ def test_500_then_429_delay_delivery_but_lose_and_double_nothing(lite, slack):
     settings = make_settings(slack)
     gid = rows.group([rows.alert("h100", "a", 30)], 30, "h100")
     slack.fail("chat.postMessage", status=500, times=3)  # the first call and both retries
-    _, sent = _plan_and_deliver(lite, settings, night_time(30))
+    _, sent = plan_and_deliver(lite, settings, night_time(30))
     assert slack.messages == [] and sent.pending_left == 1 and sent.failed == 1
     assert slack.count("chat.postMessage", 500) == 3 and "http_500" in sent.errors[0]
     with lite.session() as s:
@@ -196,11 +196,11 @@ def test_500_then_429_delay_delivery_but_lose_and_double_nothing(lite, slack):
         assert (row.state, row.attempts) == ("pending", 1) and "http_500" in row.last_error
     slack.fail("chat.postMessage", status=429, times=1, retry_after=1)
     started = time.monotonic()
-    _, sent = _plan_and_deliver(lite, settings, night_time(30, 4))
+    _, sent = plan_and_deliver(lite, settings, night_time(30, 4))
     assert time.monotonic() - started >= 1.0  # Retry-After honoured by the client's handler
     assert sent.posted == 1 and sent.pending_left == 0 and len(slack.messages) == 1
     assert slack.count("chat.postMessage", 429) == 1 and slack.count("conversations.history") == 1
-    _, sent = _plan_and_deliver(lite, settings, night_time(30, 5))
+    _, sent = plan_and_deliver(lite, settings, night_time(30, 5))
     assert len(slack.messages) == 1 and sent.posted == 0
 
 
@@ -210,17 +210,17 @@ def test_crash_between_post_and_mark_sent_is_recovered_not_doubled(store, slack)
     a = rows.alert("h100", "a", 30)
     gid = rows.group([a], 30, "h100")
     slack.drop("chat.postMessage")  # Slack posts, the answer (ts) never arrives
-    _, sent = _plan_and_deliver(store, settings, night_time(30))
+    _, sent = plan_and_deliver(store, settings, night_time(30))
     assert len(slack.messages) == 1 and sent.posted == 0 and sent.pending_left == 1
     with store.session() as s:
         assert s.get(SlackThread, gid) is None
-    _, sent = _plan_and_deliver(store, settings, night_time(30, 4))
+    _, sent = plan_and_deliver(store, settings, night_time(30, 4))
     assert (sent.recovered, sent.posted, sent.pending_left) == (1, 0, 0)
     assert len(slack.messages) == 1 and slack.count("chat.postMessage") == 1
     with store.session() as s:
         assert s.get(SlackThread, gid).ts == slack.messages[0].ts
     rows.group([a], 30, "h100", state="confirmed", now=night_time(31))
-    _, sent = _plan_and_deliver(store, settings, night_time(31))
+    _, sent = plan_and_deliver(store, settings, night_time(31))
     assert sent.updated == 1 and len(slack.messages) == 1 and "(confirmed)" in slack.messages[0].text
 
 
@@ -230,9 +230,9 @@ def test_updates_wait_for_the_post_and_only_the_newest_is_shown(lite, slack):
     a = rows.alert("h100", "a", 30)
     gid = rows.group([a], 30, "h100")
     slack.fail("chat.postMessage", status=503, times=3)
-    _plan_and_deliver(lite, settings, night_time(30))
+    plan_and_deliver(lite, settings, night_time(30))
     rows.group([a], 30, "h100", state="confirmed", now=night_time(31))
-    _, sent = _plan_and_deliver(lite, settings, night_time(31))
+    _, sent = plan_and_deliver(lite, settings, night_time(31))
     assert sent.posted == 1 and sent.updated == 0 and sent.superseded == 1
     assert len(slack.messages) == 1 and "(confirmed)" in slack.messages[0].text
     assert slack.messages[0].metadata["event_payload"]["revision"] == 2
@@ -246,7 +246,7 @@ def test_without_a_token_messages_go_to_the_log_and_nothing_fails(lite, caplog):
     assert make_client(settings) is None
     gid = rows.group([rows.alert("h100", "quiet_kernel", 30)], 30, "h100")
     with caplog.at_level(logging.INFO, logger="service.notify.deliver"):
-        _, sent = _plan_and_deliver(lite, settings, night_time(30))
+        _, sent = plan_and_deliver(lite, settings, night_time(30))
     assert sent.logged == 1 and sent.pending_left == 0 and not sent.errors
     assert "quiet_kernel" in caplog.text
     with lite.session() as s:
@@ -258,7 +258,7 @@ def test_a_bad_token_stops_delivery_and_keeps_the_messages(lite, slack):
     settings = make_settings(slack)
     settings.slack.token = type(settings.slack.token)("xoxb-wrong")
     rows.group([rows.alert("h100", "a", 30)], 30, "h100")
-    _, sent = _plan_and_deliver(lite, settings, night_time(30))
+    _, sent = plan_and_deliver(lite, settings, night_time(30))
     assert "invalid_auth" in sent.errors[0] and sent.pending_left == 1 and slack.messages == []
 
 
@@ -268,10 +268,10 @@ def test_cross_platform_parent_adopts_the_posted_platform_message(lite, slack):
     a = rows.alert("h100", "a", 30)
     b = rows.alert("b200", "a", 30)
     g1 = rows.group([a], 30, "h100")
-    _plan_and_deliver(lite, settings, night_time(30))
+    plan_and_deliver(lite, settings, night_time(30))
     g2 = rows.group([b], 30, "b200")
     parent = rows.group([], 30, None, cause="hardware", child_ids=(g1, g2), now=night_time(31))
-    _, sent = _plan_and_deliver(lite, settings, night_time(31))
+    _, sent = plan_and_deliver(lite, settings, night_time(31))
     assert len(slack.messages) == 1 and sent.updated == 1 and sent.posted == 0
     msg = slack.messages[0]
     assert "b200" in msg.text and "h100" in msg.text and msg.text.startswith("Hardware issue")

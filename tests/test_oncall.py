@@ -8,14 +8,12 @@ import json
 import pytest
 
 from service.errors import BenchwatchError
-from service.notify.deliver import deliver_pending
-from service.notify.plan import plan_notifications
 from service.store import oncall
 from service.store.alert_reads import get_alert
 from service.store.tables import Alert, AlertGroup
 from tests.slack_standin import SlackStandIn
 from tests.test_loop_rows import Rows, night_time
-from tests.test_notify import make_settings
+from tests.test_notify import make_settings, plan_and_deliver
 
 
 def test_actions_write_an_audit_trail_and_bump_the_group(store):
@@ -71,9 +69,7 @@ def test_human_cause_survives_detection_and_slack_follows_it(store):
     gid = rows.group([a], 30, "h100")
     with SlackStandIn() as slack:
         settings = make_settings(slack)
-        with store.session() as s:
-            plan_notifications(s, settings, night_time(30))
-        deliver_pending(store, settings, now=night_time(30))
+        plan_and_deliver(store, settings, night_time(30))
         with store.session() as s:
             oncall.reclassify(s, a, cause="hardware", by="alice", note="runner swap <b>", now=night_time(30, 6))
         # the machine runs again the next night and still says "real": the human's verdict stays
@@ -82,8 +78,7 @@ def test_human_cause_survives_detection_and_slack_follows_it(store):
         with store.session() as s:
             alert = s.get(Alert, a)
             assert (alert.cause, alert.human_cause, alert.state) == ("real", "hardware", "confirmed")
-            plan_notifications(s, settings, night_time(31))
-        sent = deliver_pending(store, settings, now=night_time(31))
+        _, sent = plan_and_deliver(store, settings, night_time(31))
         [msg] = slack.messages
     assert sent.updated == 1 and sent.posted == 0
     assert msg.text.startswith("Hardware issue on h100 (confirmed)")
@@ -100,13 +95,10 @@ def test_dismissing_every_member_edits_the_message(store):
     rows.group([a], 30, "h100")
     with SlackStandIn() as slack:
         settings = make_settings(slack)
-        with store.session() as s:
-            plan_notifications(s, settings, night_time(30))
-        deliver_pending(store, settings, now=night_time(30))
+        plan_and_deliver(store, settings, night_time(30))
         with store.session() as s:
             oncall.dismiss(s, a, by="bob")
-            plan_notifications(s, settings, night_time(30, 5))
-        deliver_pending(store, settings, now=night_time(30, 5))
+        plan_and_deliver(store, settings, night_time(30, 5))
         assert len(slack.messages) == 1 and "(dismissed)" in slack.messages[0].text
 
 

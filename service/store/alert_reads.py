@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, RankedCommit, RunRef
+from service.store.db import chunks
 from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
 
 STATUSES = ("open", "acknowledged", "resolved", "dismissed")
@@ -106,8 +107,7 @@ def load_alerts(session: Session, *where) -> list[AlertRows]:
 def _histories(session: Session, alert_ids: list[int]) -> dict[int, list[dict]]:
     """The audit trails of several alerts in one query (a list was one query per alert)."""
     out: dict[int, list[dict]] = {a: [] for a in alert_ids}
-    for start in range(0, len(alert_ids), 500):  # bounded IN lists
-        chunk = alert_ids[start:start + 500]
+    for chunk in chunks(alert_ids, 500):
         for h in session.scalars(
             select(AlertHistory).where(AlertHistory.alert_id.in_(chunk)).order_by(AlertHistory.id)
         ):

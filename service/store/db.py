@@ -15,6 +15,12 @@ from service.config import project_root
 from service.errors import BenchwatchError
 
 
+def chunks(items: list, size: int) -> Iterator[list]:
+    """Bounded slices of a long list: one statement's parameters stay under the drivers' limits."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
 def normalise_url(url: str) -> str:
     """Accept `postgresql://` and use the psycopg 3 driver we ship."""
     if url.startswith("postgresql://"):

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from service.ingest.documents import PER_SHAPE_COLUMNS
 from service.ingest.normalize import NormalizedDocument, ObservationRow
+from service.store.db import chunks
 from service.store.tables import (
     IngestConflict,
     IngestLog,
@@ -55,14 +56,9 @@ class IngestResult:
         return text
 
 
-def _chunks(rows: list[dict], size: int = 5000):
-    for i in range(0, len(rows), size):
-        yield rows[i : i + size]
-
-
 def _bulk(session: Session, table, rows: list[dict]) -> None:
     """Core insert of dict rows: for the small tables (runs, tracks, series)."""
-    for chunk in _chunks(rows):
+    for chunk in chunks(rows, 5000):
         session.execute(insert(table.__table__), chunk)
 
 

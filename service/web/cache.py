@@ -169,11 +169,11 @@ class PageCache:
         """The data version, re-read when older than ``ttl_s`` (or ``force``); a new one sweeps
         the pages it makes stale before anyone can be served them."""
         with self._lock:
-            if not force and self._version is not None and time.monotonic() - self._checked < self.ttl_s:
+            if not force and self._fresh():
                 return self._version
         with self._check_lock:
             with self._lock:  # another thread may have checked while this one waited
-                if not force and self._version is not None and time.monotonic() - self._checked < self.ttl_s:
+                if not force and self._fresh():
                     return self._version
                 old = self._version
             with self._store.session() as s:
@@ -185,6 +185,10 @@ class PageCache:
                     self._sweep(fingerprints, same_shape)
                 self._version, self._checked = v, time.monotonic()
             return v
+
+    def _fresh(self) -> bool:
+        """A version read less than ``ttl_s`` ago (caller holds the lock)."""
+        return self._version is not None and time.monotonic() - self._checked < self.ttl_s
 
     def _sweep(self, fingerprints: dict[int, tuple] | None, same_shape: bool) -> None:
         """Drop the pages a new version makes stale (caller holds the lock)."""
@@ -203,9 +207,8 @@ class PageCache:
             self.version(force=True)
         except Exception:  # noqa: BLE001 - cannot tell what changed: forget every page
             with self._lock:
-                self._version, self._checked, self._fingerprints = None, 0.0, {}
-                self._generation += 1
-                self._pages.clear()
+                self._version, self._checked = None, 0.0
+                self._sweep(None, same_shape=False)
 
     def lookup(self, key: tuple) -> str | None:
         """The page if it is current, without touching the database (None: render it).
