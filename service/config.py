@@ -25,7 +25,7 @@ def project_root() -> Path:
 
 
 DEFAULT_CONFIG = project_root() / "config" / "default.toml"
-_USER_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+USER_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _BCRYPT = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
 
 
@@ -102,7 +102,7 @@ class WebSettings(_Section):
     @classmethod
     def _bcrypt_hashes(cls, v: dict[str, str]) -> dict[str, str]:
         for name, hashed in v.items():
-            if not _USER_NAME.fullmatch(name):
+            if not USER_NAME.fullmatch(name):
                 raise ValueError(f"user name {name!r} must be 1-64 letters, digits, . _ -")
             if not _BCRYPT.fullmatch(hashed):
                 raise ValueError(f"user {name!r}: password must be a bcrypt hash ($2b$...)")

@@ -18,9 +18,8 @@ from service.store.alerts_writer import (
     upsert_alert,
     upsert_group,
 )
+from service.schedule.detect_pass import SourceView
 from service.store.series_reads import (
-    TrackFacts,
-    attribute_changes,
     load_one,
     mark_detected,
     runs_of,
@@ -111,15 +110,15 @@ def test_series_reads_keep_failures_and_manual_runs_apart(store, world):
 def test_attribute_changes_see_cudagraph_flip_and_new_baseline(store, world):
     r = world["runs"]
     with store.session() as s:
-        across = attribute_changes(s, world["track"], r[9], r[10])
-        quiet = attribute_changes(s, world["track"], r[4], r[5])
-        facts = TrackFacts(s, "pretuned", runs_of(s, "pretuned"))
-        before = facts.shapes_near(world["track"], r[9], side="before")
-        after = facts.shapes_near(world["track"], r[10], side="after")
+        view = SourceView.load(s, "pretuned")  # what the detect pass reads
+        across = view.attribute_changes(world["track"], r[9], r[10])
+        quiet = view.attribute_changes(world["track"], r[4], r[5])
+        before = view.facts.shapes_near(world["track"], r[9], side="before")
+        after = view.facts.shapes_near(world["track"], r[10], side="after")
     kinds = {c.attribute: c for c in across}
     assert kinds["cudagraph"].old == "true" and kinds["cudagraph"].new == "false"
     assert kinds["baselines"].new == "cublas,triton" and "added cublas" in kinds["baselines"].detail
-    assert quiet == []
+    assert quiet == ()
     assert before == ("[1024]", "[2048]") and after == ("[4096]",)
 
 

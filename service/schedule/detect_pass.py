@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import (
+    AttributeChange,
     Classification,
     Evidence,
     Move,
@@ -216,6 +217,13 @@ class SourceView:
                 out[metric] = {pk: self.value_at(ref.series_id, self.runs[pk].run_id) for pk in pks}
         return out
 
+    def attribute_changes(self, track_id: int, lg_pk: int, fb_pk: int) -> tuple[AttributeChange, ...]:
+        """What about the track itself changed across a step (timer, baselines, shapes)."""
+        return tuple(attribute_changes_of(
+            self.facts.events.get(track_id, ()), self.track_values(track_id, (lg_pk, fb_pk)),
+            self.runs, lg_pk, fb_pk,
+        ))
+
     @classmethod
     def load(cls, session: Session, source: str, refs: list[SeriesRef] | None = None) -> "SourceView":
         runs = runs_of(session, source)
@@ -323,10 +331,7 @@ def build_context(
         other_platforms_count=len(platforms - {ref.key.platform_short}),
         shapes_before=view.facts.shapes_near(ref.track_id, lg_pk, side="before"),
         shapes_after=view.facts.shapes_near(ref.track_id, fb_pk, side="after"),
-        attribute_changes=tuple(attribute_changes_of(
-            view.facts.events.get(ref.track_id, ()), view.track_values(ref.track_id, (lg_pk, fb_pk)),
-            view.runs, lg_pk, fb_pk,
-        )),
+        attribute_changes=view.attribute_changes(ref.track_id, lg_pk, fb_pk),
         window=stages.window(move),
         candidates=stages.ranked(move, kernels),
         harness_commit=harness,

@@ -166,10 +166,7 @@ def alerts_json(session: Session, rows: list[AlertRows]) -> list[dict[str, Any]]
 
 def alert_json(session: Session, alert: Alert | AlertRows) -> dict[str, Any]:
     if not isinstance(alert, AlertRows):
-        alert = AlertRows(
-            alert, series := session.get(Series, alert.series_id), session.get(Track, series.track_id),
-            session.get(Run, alert.last_good_run_pk), session.get(Run, alert.first_bad_run_pk),
-        )
+        alert = load_alert(session, alert.id)
     return alerts_json(session, [alert])[0]
 
 

@@ -85,11 +85,12 @@ def _move_fields(rec: MoveRecord) -> dict:
     )
 
 
-def _history(session: Session, alert_id: int, now: datetime, action: str, old=None, new=None,
-             note: str | None = None) -> None:
+def add_history(session: Session, alert_id: int, now: datetime, action: str, old=None, new=None,
+                note: str | None = None, *, by: str = MACHINE) -> None:
+    """One audit-trail row: detection writes them as MACHINE, on-call under its own name."""
     session.add(
         AlertHistory(
-            alert_id=alert_id, at=naive(now), by=MACHINE, action=action,
+            alert_id=alert_id, at=naive(now), by=by, action=action,
             old_value=None if old is None else str(old), new_value=None if new is None else str(new),
             note=note,
         )
@@ -171,9 +172,9 @@ def upsert_alert(
         session.add(alert)
         session.flush()
         if found is not None:
-            _history(session, alert.id, now, "reopened", note=f"the move came back after alert "
+            add_history(session, alert.id, now, "reopened", note=f"the move came back after alert "
                      f"#{found.id} was resolved")
-        _history(session, alert.id, now, "created", new=alert.cause,
+        add_history(session, alert.id, now, "created", new=alert.cause,
                  note=f"{alert.state} move of {alert.change_pct:+.1f}%")
         return AlertOutcome(alert.id, "reopened" if found else "created", True)
 
@@ -188,15 +189,15 @@ def upsert_alert(
         return AlertOutcome(found.id, "unchanged", False)
     visible = False
     if "cause" in changed:
-        _history(session, found.id, now, "reclassified", found.cause, changed["cause"],
+        add_history(session, found.id, now, "reclassified", found.cause, changed["cause"],
                  note=None if found.human_cause is None else "human cause kept: "
                  f"{found.human_cause}")
         visible = True
     if "state" in changed:
-        _history(session, found.id, now, "state", found.state, changed["state"])
+        add_history(session, found.id, now, "state", found.state, changed["state"])
         visible = True
     if "first_bad_run_pk" in changed:
-        _history(session, found.id, now, "first_bad_shifted", found.first_bad_run_pk,
+        add_history(session, found.id, now, "first_bad_shifted", found.first_bad_run_pk,
                  changed["first_bad_run_pk"], note="the step was re-placed as more nights arrived")
     for k, v in changed.items():
         setattr(found, k, v)

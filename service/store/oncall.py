@@ -17,11 +17,11 @@ from sqlalchemy.orm import Session
 from service.errors import BenchwatchError
 from service.records import CAUSES
 from service.store.alert_reads import alert_json
+from service.store.alerts_writer import add_history
 from service.store.series_reads import naive
-from service.store.tables import Alert, AlertGroup, AlertHistory
+from service.store.tables import Alert, AlertGroup
 
 OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED = "open", "acknowledged", "resolved", "dismissed"
-ONCALL_STATUSES = (OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED)
 MAX_NOTE = 2000
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,255}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -61,13 +61,6 @@ def _alert(session: Session, alert_id: int) -> Alert:
     return alert
 
 
-def _log(session: Session, alert: Alert, at: datetime, by: str, action: str, old=None, new=None,
-         note: str | None = None) -> None:
-    session.add(AlertHistory(alert_id=alert.id, at=at, by=by, action=action,
-                             old_value=None if old is None else str(old),
-                             new_value=None if new is None else str(new), note=note))
-
-
 def bump_group(session: Session, group_id: int | None, at: datetime) -> None:
     """The Slack message of this group (or of its cross-platform parent) must be edited."""
     seen: set[int] = set()
@@ -81,23 +74,29 @@ def bump_group(session: Session, group_id: int | None, at: datetime) -> None:
         group_id = group.parent_id
 
 
+def _change(session: Session, alert: Alert, field: str, new: str, old: str | None, action: str,
+            by: str, note: str | None, at: datetime) -> dict:
+    """Set a field on-call owns (status, human cause). The same value again only records the
+    note; a change is logged old -> new and marks the group's Slack message for an edit."""
+    if getattr(alert, field) == new:
+        if note:
+            add_history(session, alert.id, at, "note", note=note, by=by)
+    else:
+        add_history(session, alert.id, at, action, old, new, note, by=by)
+        setattr(alert, field, new)
+        alert.updated_at = at
+        bump_group(session, alert.group_id, at)
+    session.flush()
+    return alert_json(session, alert)
+
+
 def _set_status(session: Session, alert_id: int, status: str, action: str, by: str | None,
                 note: str | None, now: datetime | None, allowed_from: tuple[str, ...]) -> dict:
     by, note, at = clean_name(by), clean_note(note), _now(now)
     alert = _alert(session, alert_id)
-    if alert.status == status:
-        if note:
-            _log(session, alert, at, by, "note", note=note)
-        session.flush()
-        return alert_json(session, alert)
-    if alert.status not in allowed_from:
+    if alert.status != status and alert.status not in allowed_from:
         raise BenchwatchError(f"alert {alert.id} is {alert.status}; it cannot be {status}")
-    _log(session, alert, at, by, action, alert.status, status, note)
-    alert.status = status
-    alert.updated_at = at
-    bump_group(session, alert.group_id, at)
-    session.flush()
-    return alert_json(session, alert)
+    return _change(session, alert, "status", status, alert.status, action, by, note, at)
 
 
 def acknowledge(session: Session, alert_id: int, *, by: str, note: str | None = None,
@@ -133,18 +132,8 @@ def reclassify(session: Session, alert_id: int, *, cause: str, by: str, note: st
         raise BenchwatchError(f"cause must be one of {', '.join(CAUSES)}, not {cause!r}")
     by, note, at = clean_name(by), clean_note(note), _now(now)
     alert = _alert(session, alert_id)
-    old = alert.human_cause or alert.cause
-    if alert.human_cause == cause:
-        if note:
-            _log(session, alert, at, by, "note", note=note)
-        session.flush()
-        return alert_json(session, alert)
-    _log(session, alert, at, by, "reclassified", old, cause, note)
-    alert.human_cause = cause
-    alert.updated_at = at
-    bump_group(session, alert.group_id, at)
-    session.flush()
-    return alert_json(session, alert)
+    return _change(session, alert, "human_cause", cause, alert.human_cause or alert.cause,
+                   "reclassified", by, note, at)
 
 
 def add_note(session: Session, alert_id: int, *, by: str, note: str, now: datetime | None = None) -> dict:
@@ -153,6 +142,6 @@ def add_note(session: Session, alert_id: int, *, by: str, note: str, now: dateti
     if text is None:
         raise BenchwatchError("the note is empty")
     alert = _alert(session, alert_id)
-    _log(session, alert, at, by, "note", note=text)
+    add_history(session, alert.id, at, "note", note=text, by=by)
     session.flush()
     return alert_json(session, alert)

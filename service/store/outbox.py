@@ -48,7 +48,7 @@ def enqueue(
     state: str = PENDING,
 ) -> OutboxMessage | None:
     """Insert an intent unless its key exists; None when it was already there (idempotent)."""
-    if session.scalar(select(OutboxMessage.id).where(OutboxMessage.key == key)) is not None:
+    if by_key(session, key) is not None:
         return None
     row = OutboxMessage(
         group_id=group_id, kind=kind, revision=revision, key=key, payload=payload, state=state,
@@ -71,12 +71,6 @@ def group_rows(session: Session, group_id: int) -> list[OutboxMessage]:
     )
 
 
-def last_revision(session: Session, group_id: int) -> int:
-    """The newest revision an intent was written for (0: none)."""
-    rev = session.scalar(select(func.max(OutboxMessage.revision)).where(OutboxMessage.group_id == group_id))
-    return int(rev or 0)
-
-
 def pending(session: Session) -> list[OutboxMessage]:
     return list(
         session.scalars(select(OutboxMessage).where(OutboxMessage.state == PENDING).order_by(OutboxMessage.id))
@@ -93,11 +87,11 @@ def claim(session: Session, row_id: int) -> int:
 
 def mark_sent(
     session: Session, row_id: int, *, now: datetime, channel: str | None = None, ts: str | None = None,
-    shown_revision: int | None = None, state: str = SENT,
+    shown_revision: int | None = None,
 ) -> None:
     """Mark delivered; for a group message also record (or move) its thread to ``ts``."""
     row = session.get(OutboxMessage, row_id)
-    row.state = state
+    row.state = SENT
     row.sent_at = naive(now)
     row.last_error = None
     if row.group_id is not None and ts is not None and channel is not None:

@@ -210,31 +210,6 @@ class LoggedEvent:
     new: str | None
 
 
-def attribute_changes(
-    session: Session, track_id: int, last_good_pk: int, first_bad_pk: int,
-    rows: dict[int, RunRow] | None = None,
-) -> list[AttributeChange]:
-    """What about the track itself changed across the step (see `attribute_changes_of`)."""
-    source = session.scalar(select(Track.source).where(Track.id == track_id))
-    if source is None:
-        return []
-    rows = rows if rows is not None else runs_of(session, source)
-    events = [
-        LoggedEvent(ev.run_pk, ev.attribute, ev.old_value, ev.new_value)
-        for ev in session.scalars(
-            select(TrackEvent).where(TrackEvent.track_id == track_id).order_by(TrackEvent.id)
-        )
-    ]
-    per_metric: dict[str, dict[int, float | None]] = defaultdict(dict)
-    for metric, pk, value in session.execute(
-        select(Series.metric, Point.run_pk, Point.value)
-        .join(Point, Point.series_id == Series.id)
-        .where(Series.track_id == track_id, Point.run_pk.in_([last_good_pk, first_bad_pk]))
-    ):
-        per_metric[metric][pk] = value
-    return attribute_changes_of(events, per_metric, rows, last_good_pk, first_bad_pk)
-
-
 def attribute_changes_of(
     events: Sequence[LoggedEvent], per_metric: dict[str, dict[int, float | None]],
     rows: dict[int, RunRow], last_good_pk: int, first_bad_pk: int,

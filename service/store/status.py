@@ -9,13 +9,13 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from service.store.outbox import PENDING, backlog
 from service.store.tables import (
     Alert,
     AlertGroup,
     IngestConflict,
     IngestLog,
     Observation,
-    OutboxMessage,
     Point,
     Run,
     Series,
@@ -59,10 +59,7 @@ def store_status(session: Session) -> dict[str, int | str | None]:
         session, select(func.count()).select_from(Alert).where(Alert.status == "open")
     )
     out["alert_groups"] = _count(session, select(func.count()).select_from(AlertGroup))
-    out["outbox_pending"] = _count(
-        session,
-        select(func.count()).select_from(OutboxMessage).where(OutboxMessage.state == "pending"),
-    )
+    out["outbox_pending"] = backlog(session)[PENDING]
     for source in SOURCES:
         last = session.scalar(
             select(func.max(IngestLog.finished_at)).where(IngestLog.source == source)

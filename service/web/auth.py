@@ -8,16 +8,14 @@ compared (constant time), never echoed, logged or put in a page.
 from __future__ import annotations
 
 import hmac
-import re
 import secrets
 from dataclasses import dataclass
 
 import bcrypt
 from starlette.requests import Request
 
-from service.config import WebSettings
+from service.config import USER_NAME, WebSettings
 
-NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 SESSION_USER = "user"
 SESSION_CSRF = "csrf"
 # Checked when the name is unknown so a wrong name costs the same time as a wrong password.
@@ -34,7 +32,7 @@ class SignIn:
 def check_credentials(web: WebSettings, name: str, secret: str) -> SignIn:
     """A configured user with their password, or any valid name with the team token."""
     name = (name or "").strip()
-    if not NAME_RE.fullmatch(name):
+    if not USER_NAME.fullmatch(name):
         return SignIn(False, error="name must be 1-64 letters, digits, '.', '_' or '-'")
     if not secret or len(secret) > 1024:
         return SignIn(False, error="wrong name or password")

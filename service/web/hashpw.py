@@ -7,12 +7,13 @@ import getpass
 import json
 import sys
 
-from service.web.auth import NAME_RE, hash_password
+from service.config import USER_NAME
+from service.web.auth import hash_password
 
 
 def main(argv: list[str]) -> int:
     name = argv[0] if argv else None
-    if name is not None and not NAME_RE.fullmatch(name):
+    if name is not None and not USER_NAME.fullmatch(name):
         print("hashpw: name must be 1-64 letters, digits, '.', '_' or '-'", file=sys.stderr)
         return 2
     if sys.stdin.isatty():
