@@ -13,9 +13,19 @@ from typing import Literal, NamedTuple
 Source = Literal["dashboard", "pretuned"]
 Cause = Literal["real", "method_change", "hardware", "noise"]
 CAUSES: tuple[str, ...] = ("real", "method_change", "hardware", "noise")
+# How a cause reads on every surface (Slack, the web pages, the CLI).
+CAUSE_WORDS = {
+    "real": "Real regression",
+    "method_change": "Benchmark method change",
+    "hardware": "Hardware issue",
+    "noise": "Noise",
+}
 MoveState = Literal["provisional", "confirmed", "retracted"]
 Direction = Literal["regression", "improvement"]
 
+# The metric that stands for a kernel (the dashboard's headline, the pretuned geomean): it leads
+# lists and casts a kernel's vote in a group.
+HEADLINE = ("helion_speedup_geomean", "geomean")
 # Metrics where a larger value is worse (time); every other metric is "higher is better".
 LOWER_IS_BETTER = frozenset({"helion_latency_avg_ms", "compile_time_geomean_s"})
 

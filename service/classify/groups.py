@@ -20,9 +20,9 @@ from datetime import timedelta
 from typing import Sequence
 
 from service.classify.checks import OTHERS_STEPPED
-from service.classify.metrics import HEADLINE, LATENCY
+from service.classify.metrics import LATENCY
 from service.classify.settings import ClassifySettings
-from service.records import Classification, Evidence, Move
+from service.records import HEADLINE, Classification, Evidence, Move
 
 NIGHT_TOLERANCE = timedelta(hours=36)  # +-1 nightly (they are 24 h apart), never +-2
 CAUSE_ORDER = ("real", "method_change", "hardware")  # tie order, as in verdict.combine

@@ -8,8 +8,6 @@ DASH_SPEEDUPS = ("helion_speedup_geomean", "triton_speedup_geomean", "torch_comp
 HELION_SPEEDUP = "helion_speedup_geomean"
 LATENCY = "helion_latency_avg_ms"
 PRETUNED_HEADLINE = ("geomean", "best_speedup")
-# Metrics that stand for the kernel when a group votes (one vote per kernel, not per metric).
-HEADLINE = ("helion_speedup_geomean", "geomean")
 # Hardware families: b200 and b200_cute run on the same machines, so they are one family.
 KNOWN_FAMILIES = ("h100", "b200", "mi350x", "mi300x", "a100", "tpu")
 

@@ -16,14 +16,8 @@ from service.schedule.detect_pass import detect_pass, resolve_repo
 from service.schedule.investigate import Question, investigate, parse_day
 from service.store.alert_reads import list_alerts
 from service.store.series_reads import load_one
-from service.records import SeriesKey
+from service.records import CAUSE_WORDS, SeriesKey
 
-CAUSE_WORDS = {
-    "real": "Real regression",
-    "method_change": "Benchmark method change",
-    "hardware": "Hardware issue",
-    "noise": "Noise",
-}
 SPARK = "▁▂▃▄▅▆▇█"
 
 

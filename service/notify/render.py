@@ -13,16 +13,10 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from service.config import Settings
+from service.records import CAUSE_WORDS, HEADLINE
 
-CAUSE_WORDS = {
-    "real": "Real regression",
-    "method_change": "Benchmark method change",
-    "hardware": "Hardware issue",
-    "noise": "Noise",
-}
 CAUSE_EMOJI = {"real": ":red_circle:", "method_change": ":straight_ruler:", "hardware": ":wrench:",
                "noise": ":white_circle:"}
-DEFAULT_METRICS = ("helion_speedup_geomean", "geomean")
 MAX_SECTION = 2900  # Slack's limit is 3000 characters per section text
 MAX_HEADER = 150
 MAX_KERNELS = 12
@@ -103,7 +97,7 @@ METRIC_WORDS = {
 
 def metric_words(metric: str) -> str:
     """"" for the headline metric (the default reading), else a short name."""
-    if metric in DEFAULT_METRICS:
+    if metric in HEADLINE:
         return ""
     if metric.startswith("baseline:") and metric.endswith(":geomean"):
         return f"{metric.split(':', 2)[1]} baseline"

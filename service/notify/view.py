@@ -12,11 +12,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.records import HEADLINE
 from service.store.alert_reads import AlertRows, alerts_json, iso, load_alerts
 from service.store.tables import Alert, AlertGroup, Run
 
 CLOSED = ("resolved", "dismissed")
-HEADLINE = ("helion_speedup_geomean", "geomean")
 
 
 def member_alerts(session: Session, group: AlertGroup) -> list[AlertRows]:

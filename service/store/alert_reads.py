@@ -170,7 +170,8 @@ def alert_json(session: Session, alert: Alert | AlertRows) -> dict[str, Any]:
     return alerts_json(session, [alert])[0]
 
 
-def _choice(name: str, value: str | None, allowed) -> None:
+def check_choice(name: str, value: str | None, allowed) -> None:
+    """A filter value must be one of ``allowed`` (None: no filter)."""
     if value is not None and value not in allowed:
         raise BenchwatchError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
 
@@ -186,9 +187,9 @@ def list_alerts(
     """Alerts newest first; ``status`` None or "all" means every status; cause is the effective one."""
     if status == "all":
         status = None
-    _choice("status", status, STATUSES)
-    _choice("cause", cause, CAUSES)
-    _choice("source", source, ("dashboard", "pretuned"))
+    check_choice("status", status, STATUSES)
+    check_choice("cause", cause, CAUSES)
+    check_choice("source", source, ("dashboard", "pretuned"))
     if limit is not None and limit < 1:
         raise BenchwatchError("limit must be a positive number")
     q = _with_rows().order_by(Alert.created_at.desc(), Alert.id.desc())

@@ -3,13 +3,13 @@ and the web can never disagree. Schema at /api/openapi.json."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import SeriesKey
+from service.records import Cause, SeriesKey, Source
 from service.store.alert_reads import get_alert, group_json, iso, list_alerts
 from service.store.series_reads import load_one, series_refs
 from service.store.status import store_status
@@ -18,8 +18,6 @@ from service.web.deps import DbId, db, scheduler_info
 
 router = APIRouter(prefix="/api", tags=["api"])
 
-Cause = Literal["real", "method_change", "hardware", "noise"]
-SourceName = Literal["dashboard", "pretuned"]
 
 
 @router.get("/alerts", summary="Alerts, newest first (same objects as `benchwatch alerts --format json`)")
@@ -27,7 +25,7 @@ def api_alerts(
     status: str = Query("open", description="open | acknowledged | resolved | dismissed | all"),
     platform: Optional[str] = Query(None, max_length=64),
     cause: Optional[Cause] = None,
-    source: Optional[SourceName] = None,
+    source: Optional[Source] = None,
     limit: Optional[int] = Query(None, ge=1, le=10000),
     session: Session = Depends(db),
 ) -> list[dict[str, Any]]:
@@ -52,7 +50,7 @@ def api_group(group_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
 
 @router.get("/series", summary="Series keys matching a filter, or one series' points when fully named")
 def api_series(
-    source: Optional[SourceName] = None,
+    source: Optional[Source] = None,
     platform: Optional[str] = Query(None, max_length=64),
     kernel: Optional[str] = Query(None, max_length=255),
     metric: Optional[str] = Query(None, max_length=255),

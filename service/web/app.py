@@ -1,7 +1,7 @@
 """`create_app`: the FastAPI app `benchwatch serve` runs under uvicorn next to the scheduler.
 
-The app holds no state of its own beyond a read cache: settings, the Store and (optionally)
-what the scheduler says about its next run are handed in, so tests build it on any store.
+The app holds no state of its own beyond a read cache: settings and the Store are handed in, so
+tests build it on any store; `serve` adds its scheduler to ``app.state`` for the status page.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import secrets
 from pathlib import Path
-from typing import Any, Callable
 
 import anyio
 import jinja2
@@ -43,7 +42,6 @@ CSP = (
 )
 
 RENDER_THREADS = 3  # concurrent page renders (see pages.cached)
-SchedulerInfo = Callable[[], dict[str, Any]] | dict[str, Any] | None
 
 
 def _templates() -> jinja2.Environment:
@@ -58,7 +56,7 @@ def _templates() -> jinja2.Environment:
     return env
 
 
-def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInfo = None) -> FastAPI:
+def create_app(settings: Settings, store: Store) -> FastAPI:
     """Build the web app over an open (already upgraded) store."""
     app = FastAPI(
         title="benchwatch",
@@ -87,7 +85,6 @@ def create_app(settings: Settings, store: Store, *, scheduler_info: SchedulerInf
 
     app.state.settings = settings
     app.state.store = store
-    app.state.scheduler_info = scheduler_info
     app.state.templates = _templates()
     app.state.templates.globals["github_url"] = settings.helion.github_url
     app.state.queue_cache = QueueCache()

@@ -8,7 +8,6 @@ from typing import Annotated, Iterator
 from fastapi import Path, Request
 from sqlalchemy.orm import Session
 
-from service.config import Settings
 from service.store.db import Store
 
 
@@ -24,20 +23,12 @@ def db(request: Request) -> Iterator[Session]:
         yield session
 
 
-def settings_of(request: Request) -> Settings:
-    return request.app.state.settings
-
-
 def scheduler_info(request: Request) -> dict:
     """What the scheduler says (next runs); {} when this process runs none.
 
-    `create_app(scheduler_info=...)` may pass a dict or a callable; otherwise an APScheduler
-    that `serve` put on ``app.state.scheduler`` is asked for its jobs' next run times.
+    `serve` puts its APScheduler on ``app.state.scheduler``; its jobs' next run times are shown.
     """
-    info = request.app.state.scheduler_info
     try:
-        if info is not None:
-            return dict((info() if callable(info) else info) or {})
         sched = getattr(request.app.state, "scheduler", None)
         if sched is None:
             return {}

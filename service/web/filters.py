@@ -8,12 +8,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import jinja2
 
-CAUSE_LABELS = {
-    "real": "Real regression",
-    "method_change": "Benchmark method change",
-    "hardware": "Hardware issue",
-    "noise": "Noise",
-}
+from service.records import CAUSE_WORDS
+
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
@@ -86,6 +82,6 @@ def safe_url(value) -> str:
 def install_filters(env: jinja2.Environment) -> None:
     env.filters.update(
         date=fmt_date, age=fmt_age, pct=fmt_pct, num=fmt_num, safe_url=safe_url,
-        cause_label=lambda c: CAUSE_LABELS.get(str(c), str(c)),
+        cause_label=lambda c: CAUSE_WORDS.get(str(c), str(c)),
     )
-    env.globals.update(commit_url=commit_url, CAUSE_LABELS=CAUSE_LABELS)
+    env.globals.update(commit_url=commit_url)

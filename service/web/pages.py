@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import CAUSES
+from service.records import CAUSES, HEADLINE
 from service.store.alert_reads import alert_json, group_json, load_alert
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
@@ -45,7 +45,6 @@ def render_html(request: Request, name: str, **ctx: Any) -> str:
         csrf=auth.csrf_token(request) if (user or ctx.pop("needs_csrf", False)) else "",
         flash=flash,
         sign_in_enabled=auth.sign_in_enabled(settings.web),
-        github_url=settings.helion.github_url,
         CAUSES=CAUSES,
     )
     return request.app.state.templates.get_template(name).render(**ctx)
@@ -115,7 +114,8 @@ def group_page(request: Request, group_id: DbId, session: Session = Depends(db))
         raise HTTPException(404, f"no alert group with id {group_id}")
     data = group_json(session, group)
     children = [group_json(session, session.get(AlertGroup, c)) for c in data["child_group_ids"]]
-    return render(request, "group.html", g=data, children=children)
+    members = data["alerts"] + [a for c in children for a in c["alerts"]]  # a parent shows its platforms'
+    return render(request, "group.html", g=data, children=children, members=members)
 
 
 # --- alert page & actions -----------------------------------------------------------------
@@ -140,7 +140,7 @@ async def alert_page(request: Request, alert_id: DbId):
                     )
                 )
             chart, small = alert_charts(session, rows, prefer)
-        return render_html(request, "alert.html", a=data, chart=chart, small=small, actions=ACTIONS)
+        return render_html(request, "alert.html", a=data, chart=chart, small=small)
 
     return await cached(request, alert_key(alert_id), build)
 
@@ -213,7 +213,7 @@ def series_page(
         ).all()
         metrics = [m for _, m in rows]
         if metric not in metrics:
-            preferred = [m for m in ("helion_speedup_geomean", "geomean") if m in metrics]
+            preferred = [m for m in HEADLINE if m in metrics]
             metric = preferred[0] if preferred else (metrics[0] if metrics else None)
         sid = dict((m, s) for s, m in rows).get(metric)
         chart = series_chart(session, sid) if sid is not None else None

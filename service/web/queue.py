@@ -17,12 +17,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import CAUSES
+from service.records import CAUSES, HEADLINE
+from service.store.alert_reads import check_choice
+from service.store.status import SOURCES
 from service.store.tables import Alert, AlertGroup, Run, Series, Track
 
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "dismissed", "all")
-SOURCES = ("dashboard", "pretuned")
-MAX_KERNELS_SHOWN = 6
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,6 @@ class Member:
     status: str
     cause: str  # effective: human verdict when there is one
     direction: str = "regression"
-
-
-HEADLINE_METRICS = ("helion_speedup_geomean", "geomean")
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ def _shown(members: tuple[Member, ...]) -> tuple[Member, ...]:
     best: dict[tuple[str, str], Member] = {}
 
     def rank(m: Member) -> tuple[bool, float]:
-        return (m.metric in HEADLINE_METRICS, abs(m.change_pct))
+        return (m.metric in HEADLINE, abs(m.change_pct))
 
     for m in members:
         k = (m.platform_short, m.kernel)
@@ -190,11 +187,6 @@ class QueueCache:
         return rows
 
 
-def _check(name: str, value: str | None, allowed) -> None:
-    if value is not None and value not in allowed:
-        raise BenchwatchError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-
-
 def _status_ok(row: QueueRow, status: str) -> bool:
     if status == "all":
         return True
@@ -214,9 +206,9 @@ def select_page(
     page_size: int = 50,
 ) -> QueuePage:
     """Filter + paginate; per-cause counts ignore the cause filter (they are its menu)."""
-    _check("status", status, STATUS_FILTERS)
-    _check("cause", cause, CAUSES)
-    _check("source", source, SOURCES)
+    check_choice("status", status, STATUS_FILTERS)
+    check_choice("cause", cause, CAUSES)
+    check_choice("source", source, SOURCES)
     if page < 1:
         raise BenchwatchError("page must be a positive number")
     platforms = tuple(sorted({p for r in rows for p in r.platforms}))
