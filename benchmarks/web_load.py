@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from benchmarks.databases import Databases
 from service.store.db import Store
 from service.store.oncall import add_note
 from service.store.tables import Alert
+from tests.net import free_port, wait_healthy
 from tests.test_web_data import build_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,12 +51,6 @@ QUEUE_PATHS = (
     "/", "/?status=all", "/?status=all&page=2", "/?status=all&page=5", "/?cause=real",
     "/?platform=b200", "/?status=open&source=dashboard", "/?cause=hardware&status=all&page=2",
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -201,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             alert_ids = seed(url, args.alerts)
             print(f"seeded {len(alert_ids)} alerts in {time.perf_counter() - t0:.1f} s", flush=True)
-            port = _free_port()
+            port = free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
             env.update(BENCHWATCH_DATABASE_URL=url, BENCHWATCH_WEB_SECRET_KEY="bench")
             if args.page_cache_s is not None:
@@ -213,17 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             base = f"http://127.0.0.1:{port}"
             try:
-                deadline = time.monotonic() + 60
-                while True:
-                    try:
-                        if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        print("server did not start:", server.stderr.read() if server.poll() is not None else "")
-                        return 1
-                    time.sleep(0.2)
+                if wait_healthy(base + "/healthz", server) != 200:
+                    print("server did not start:", server.stderr.read() if server.poll() is not None else "")
+                    return 1
                 for path in QUEUE_PATHS + (f"/alerts/{alert_ids[0]}",):  # warm templates and caches
                     httpx.get(base + path, timeout=10)
                 # side processes (CPU hogs, the note writer), killed when the load ends

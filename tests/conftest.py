@@ -58,6 +58,14 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'bw.db'}"
 
 
+@pytest.fixture
+def lite(sqlite_url):
+    """SQLite only: for logic that does not depend on the database (PostgreSQL setup costs ~2 s)."""
+    st = Store(sqlite_url)
+    yield st
+    st.dispose()
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request, tmp_path: Path) -> str:
     """Run the test once on SQLite and once on PostgreSQL."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -18,6 +17,7 @@ import pytest
 from service.config import Settings, WebSettings
 from service.store.db import Store
 from service.web.app import create_app
+from tests.net import free_port
 from service.web.auth import hash_password
 from tests.test_web_data import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
@@ -34,12 +34,6 @@ def _need_chromium() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true but {CHROMIUM} is missing (.ci/run installs Debian's chromium)")
     pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:

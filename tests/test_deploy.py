@@ -10,10 +10,8 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -24,6 +22,7 @@ from typer.testing import CliRunner
 
 from service.cli.main import app as cli_app
 from service.config import Settings, WebSettings
+from tests.net import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -186,16 +185,10 @@ def test_hashpw_prints_a_hash_the_app_accepts():
 # --- the container's command, outside the container ---------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_container_command_migrates_serves_healthz_and_stops(pg_url, tmp_path):
     d = dockerfile()
     argv = json.loads(d["CMD"])
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
     env.update({k: v for k, v in d["ENV"].items() if k.startswith("BENCHWATCH_") and k != "BENCHWATCH_HOME"})
     env.update(
@@ -214,16 +207,7 @@ def test_container_command_migrates_serves_healthz_and_stops(pg_url, tmp_path):
     assert not inspect(create_engine(pg_url)).has_table("runs")
     proc = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        status = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code
-                if status == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.3)
+        status = wait_healthy(f"http://127.0.0.1:{port}/healthz", proc)
         assert status == 200, f"no healthy answer; exit={proc.poll()}"
         engine = create_engine(pg_url)
         try:

@@ -31,16 +31,6 @@ def make_settings(slack: SlackStandIn | None = None, **notify) -> Settings:
 
 
 @pytest.fixture
-def lite(sqlite_url):
-    """SQLite only: for logic that does not depend on the database (PostgreSQL setup costs ~2 s)."""
-    from service.store.db import Store
-
-    st = Store(sqlite_url)
-    yield st
-    st.dispose()
-
-
-@pytest.fixture
 def slack():
     with SlackStandIn() as server:
         yield server

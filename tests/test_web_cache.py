@@ -16,8 +16,8 @@ from service.web.cache import PageCache, alert_key
 from tests.test_web_data import build_world
 
 
-def test_stale_while_revalidate_is_bounded(sqlite_url):
-    store = Store(sqlite_url)
+def test_stale_while_revalidate_is_bounded(lite):
+    store = lite
     cache = PageCache(store, ttl_s=0.2)
     renders = []
     assert cache.page(("k",), lambda: renders.append(1) or "<p>page</p>") == "<p>page</p>"
@@ -31,27 +31,25 @@ def test_stale_while_revalidate_is_bounded(sqlite_url):
     assert cache.lookup(("k",)) == "<p>page</p>" and renders == [1]  # the refresh kept it current
     time.sleep(0.45)  # nobody asked for two ttl periods: the next reader re-reads synchronously
     assert cache.lookup(("k",)) is None
-    store.dispose()
 
 
-def _cached_world(db_url: str):
+def _cached_world(store: Store):
     """A web world with every alert page and one queue page in a fresh cache."""
-    store = Store(db_url)
     world = build_world(store, nights=40)
     cache = PageCache(store, ttl_s=60)
     for aid in world.alerts.values():
         cache.page(alert_key(aid), lambda aid=aid: f"alert {aid}")
     cache.page(("queue", "active"), lambda: "queue")
-    return store, world, cache
+    return world, cache
 
 
 def _kept(cache: PageCache, world) -> set[str]:
     return {name for name, aid in world.alerts.items() if cache.lookup(alert_key(aid)) is not None}
 
 
-def test_an_edit_drops_only_the_pages_it_changes(db_url):
+def test_an_edit_drops_only_the_pages_it_changes(store):
     """A note or an acknowledgement re-renders that alert's page and the queue, not all pages."""
-    store, world, cache = _cached_world(db_url)
+    world, cache = _cached_world(store)
     with store.session() as s:
         add_note(s, world.alerts["gemm"], by="alice", note="looking")
     cache.invalidate()  # what the app does after its own write
@@ -62,33 +60,30 @@ def test_an_edit_drops_only_the_pages_it_changes(db_url):
     assert cache.lookup(alert_key(world.alerts["hw-gemm"])) is not None  # until the version is re-read
     cache.version(force=True)
     assert _kept(cache, world) == set(world.alerts) - {"gemm", "hw-gemm"}
-    store.dispose()
 
 
-def test_a_group_move_drops_the_pages_of_both_groups(db_url):
-    store, world, cache = _cached_world(db_url)
+def test_a_group_move_drops_the_pages_of_both_groups(store):
+    world, cache = _cached_world(store)
     with store.session() as s:  # detection regroups the method alert, bumping the group (alerts_writer)
         s.get(Alert, world.alerts["method"]).group_id = world.groups["real"]
         s.get(AlertGroup, world.groups["real"]).updated_at = datetime(2027, 1, 1)
     cache.version(force=True)
     assert _kept(cache, world) == set(world.alerts) - {"method", "gemm", "xss"}
-    store.dispose()
 
 
-def test_new_rows_drop_every_page(db_url):
+def test_new_rows_drop_every_page(store):
     """A nightly (new runs, alerts or groups) may change any chart or list: nothing is kept."""
-    store, world, cache = _cached_world(db_url)
+    world, cache = _cached_world(store)
     with store.session() as s:
         s.add(IngestLog(source="dashboard", location="http://127.0.0.1/x.json",
                         started_at=datetime(2026, 1, 1), outcome="unchanged"))
     cache.version(force=True)
     assert _kept(cache, world) == set()
-    store.dispose()
 
 
-def test_a_page_rendered_across_a_change_is_not_kept(sqlite_url):
+def test_a_page_rendered_across_a_change_is_not_kept(lite):
     """A render that began before the data moved may show the old data: serve it, don't keep it."""
-    store = Store(sqlite_url)
+    store = lite
     world = build_world(store, nights=40)
     cache = PageCache(store, ttl_s=60)
     key = alert_key(world.alerts["gemm"])
@@ -102,12 +97,11 @@ def test_a_page_rendered_across_a_change_is_not_kept(sqlite_url):
     assert cache.page(key, render_while_someone_writes) == "old"
     assert cache.lookup(key) is None
     assert cache.page(key, lambda: "new") == "new" and cache.lookup(key) == "new"
-    store.dispose()
 
 
-def test_concurrent_first_views_render_a_page_once(sqlite_url):
+def test_concurrent_first_views_render_a_page_once(lite):
     """Twenty people opening the same new alert from Slack cause one render, not twenty."""
-    store = Store(sqlite_url)
+    store = lite
     cache = PageCache(store, ttl_s=5)
     renders = []
     started = threading.Event()
@@ -125,11 +119,10 @@ def test_concurrent_first_views_render_a_page_once(sqlite_url):
         pages = [first.result(10)] + [f.result(10) for f in rest]
     assert pages == ["<p>alert</p>"] * 20
     assert len(renders) == 1
-    store.dispose()
 
 
-def test_a_failed_render_lets_a_waiter_render(sqlite_url):
-    store = Store(sqlite_url)
+def test_a_failed_render_lets_a_waiter_render(lite):
+    store = lite
     cache = PageCache(store, ttl_s=5)
     calls = []
     started = threading.Event()
@@ -151,15 +144,13 @@ def test_a_failed_render_lets_a_waiter_render(sqlite_url):
         assert second.result(10) == "<p>ok</p>"
     assert len(calls) == 2
     assert cache.page(("alert", 2), flaky) == "<p>ok</p>" and len(calls) == 2  # now cached
-    store.dispose()
 
 
-def test_zero_ttl_turns_the_cache_off(sqlite_url):
-    store = Store(sqlite_url)
+def test_zero_ttl_turns_the_cache_off(lite):
+    store = lite
     cache = PageCache(store, ttl_s=0)
     n = []
     for _ in range(3):
         assert cache.page(("k",), lambda: n.append(1) or "x") == "x"
         assert cache.lookup(("k",)) is None
     assert len(n) == 3
-    store.dispose()

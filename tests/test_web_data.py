@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import insert
 
 from service.records import DASHBOARD_METRICS
+from service.store.db import chunks
 from service.store.tables import (
     Alert, AlertGroup, AlertHistory, IngestLog, Point, Run, Series, ShapeValue, Track, TrackEvent,
 )
@@ -111,8 +112,8 @@ def build_world(store, *, nights: int = 60, kernels: tuple[str, ...] = KERNELS,
                 failed = (i == 7 and k == "sum")
                 points.append(dict(series_id=sid, run_pk=pk, value=None if failed else _value(m, i, step, rng),
                                    failed=failed))
-        for chunk in range(0, len(points), 5000):
-            s.execute(insert(Point), points[chunk:chunk + 5000])
+        for chunk in chunks(points, 5000):
+            s.execute(insert(Point), chunk)
         last = w.runs[-1]
         for i, shape in enumerate(("[1024, 1024]", "[2048, 4096]")):
             s.add(ShapeValue(track_id=w.tracks[("b200", "gemm")], run_pk=last, shape_index=i, shape=shape,
