@@ -130,9 +130,13 @@ def _headline_votes(members: list[tuple[Move, Classification]]) -> dict[tuple[st
 
 
 def classify_group(
-    members: list[tuple[Move, Classification]], settings: ClassifySettings | None = None
+    members: list[tuple[Move, Classification]], settings: ClassifySettings | None = None, *,
+    run_id: str,
 ) -> Classification:
-    """The cause of a group from its kernels' causes plus what only the group shows (breadth)."""
+    """The cause of a group from its kernels' causes plus what only the group shows (breadth).
+
+    ``run_id`` is the group's nightly as `group_moves` chose it (`MoveGroup.first_bad_run_id`),
+    so the evidence names the same run the stored group and its Slack message do."""
     s = settings or ClassifySettings()
     members = [(m, c) for m, c in members if m.state != "retracted"]
     if not members:
@@ -140,7 +144,6 @@ def classify_group(
                               "no live moves")
     votes = _headline_votes(members)
     platforms = sorted({p for p, _ in votes})
-    run = Counter(m.first_bad.run_id for m, _ in members).most_common(1)[0][0]
     where = platforms[0] if len(platforms) == 1 else f"{len(platforms)} platforms ({', '.join(platforms)})"
     tally = Counter(c.cause for _, c in votes.values())
     mass: dict[str, float] = defaultdict(float)
@@ -151,7 +154,7 @@ def classify_group(
     counts = ", ".join(f"{n} {cause}" for cause, n in tally.most_common())
     n = len(votes)
     evidence = [Evidence("members", "neutral",
-                         f"{n} kernel{'s' if n != 1 else ''} on {where} stepped on run {run} "
+                         f"{n} kernel{'s' if n != 1 else ''} on {where} stepped on run {run_id} "
                          f"({len(members)} moves); their causes: {counts}")]
 
     live = {k: v for k, v in votes.items() if v[1].cause in CAUSE_ORDER}  # an unknown cause does not vote

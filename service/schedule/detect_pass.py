@@ -178,8 +178,8 @@ class Stages:
     def classify(self, ctx) -> Classification:
         return self._classify(ctx, self.cset)
 
-    def classify_group(self, members):
-        return self._classify_group(members, self.cset)
+    def classify_group(self, members, run_id: str):
+        return self._classify_group(members, self.cset, run_id=run_id)
 
 
 # --- the shared analysis --------------------------------------------------------------------
@@ -504,23 +504,22 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     groups = group_moves([m for m, _ in members])
     cls_of = {_move_key(m): c for m, c in members}
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
-    stored_of: dict[int, tuple[int, bool]] = {}  # id(MoveGroup) -> (AlertGroup id, bumped)
+    stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
     for group in groups:  # platform groups come before their parent
-        gmoves = list(_group_members(group))
-        verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves])
-        fb_pk = _group_first_bad(gmoves, view)
+        gmoves = list(group.moves)
+        verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves], group.first_bad_run_id)
+        fb_pk = view.pk_of[group.first_bad_run_id]
         state = group_state(m.state for m in gmoves)
         cause, conf, evidence = _verdict_cause(verdict), _verdict_confidence(verdict), _verdict_evidence(verdict)
-        if getattr(group, "platform_short", "") is None:
-            kids = [stored_of[id(c)] for c in getattr(group, "children", ()) if id(c) in stored_of]
+        if group.platform_short is None:
             rec = GroupRecord(view.source, fb_pk, None, cause, conf, evidence, state,
-                              child_ids=tuple(k[0] for k in kids))
+                              child_ids=tuple(stored_of[id(c)] for c in group.children))
         else:
             alert_rows = [by_move[_move_key(m)] for m in gmoves]
             rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
                               state, tuple(a.id for a in alert_rows))
         g, bumped = upsert_group(session, rec, now)
-        stored_of[id(group)] = (g.id, bumped)
+        stored_of[id(group)] = g.id
         summary.groups_bumped += bumped
     session.flush()
     retire_empty_groups(session, old_groups, now)
@@ -532,18 +531,6 @@ def _stored_classification(a: Alert) -> Classification:
         tuple(Evidence(e["check"], e["verdict"], e["detail"]) for e in a.evidence or []),
         a.true_speedup, a.true_speedup_reason or "",
     )
-
-
-def _group_members(group) -> Sequence[Move]:
-    return getattr(group, "moves", None) or getattr(group, "members", None) or group
-
-
-def _group_first_bad(moves: Sequence[Move], view: SourceView) -> int:
-    """The group's nightly: the first-bad run most members share (earliest on a tie)."""
-    counts: dict[int, int] = defaultdict(int)
-    for m in moves:
-        counts[view.pk_of[m.first_bad.run_id]] += 1
-    return max(counts, key=lambda pk: (counts[pk], -view.ordinal.get(pk, 0)))
 
 
 def _verdict_cause(v) -> str:

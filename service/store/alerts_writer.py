@@ -231,7 +231,7 @@ def group_state(states: Iterable[str]) -> str:
 
 
 def upsert_group(
-    session: Session, rec: GroupRecord, now: datetime, *, members_changed: bool = False
+    session: Session, rec: GroupRecord, now: datetime
 ) -> tuple[AlertGroup, bool]:
     """Create or update a group; True when its revision was bumped.
 
@@ -273,7 +273,7 @@ def upsert_group(
         session.flush()
         bumped = True
     else:
-        visible = members_changed or (group.cause, group.state, group.first_bad_run_pk) != (
+        visible = (group.cause, group.state, group.first_bad_run_pk) != (
             rec.cause, rec.state, rec.first_bad_pk
         )
         quiet = (group.confidence, group.evidence) != (_r(rec.confidence, 4), evidence)
