@@ -10,7 +10,9 @@ Methods: ``auth.test``, ``chat.postMessage``, ``chat.update``, ``conversations.h
 - ``drop(method)``: record the message, then close the connection without answering (the
   client never learns the ``ts``: a crash between "Slack posted" and "we marked it sent");
 - ``delay(method, seconds)``: record the message, then wait before answering (lets a test kill
-  the calling process while Slack has already posted).
+  the calling process while Slack has already posted);
+- ``refuse(method, error, times=n)``: answer 200 ``{"ok": false, "error": error}`` n times, as
+  Slack does for a payload it rejects (``invalid_blocks``, ``msg_too_long``).
 """
 
 from __future__ import annotations
@@ -44,11 +46,12 @@ class Message:
 
 @dataclass
 class _Fault:
-    kind: str  # status | drop | delay
+    kind: str  # status | drop | delay | refuse
     times: int
     status: int = 500
     retry_after: int | None = None
     seconds: float = 0.0
+    error: str = ""
 
 
 class SlackStandIn:
@@ -92,6 +95,10 @@ class SlackStandIn:
     def fail(self, method: str, *, status: int = 500, times: int = 1, retry_after: int | None = None) -> None:
         with self._lock:
             self._faults.setdefault(method, []).append(_Fault("status", times, status, retry_after))
+
+    def refuse(self, method: str, error: str, times: int = 1) -> None:
+        with self._lock:
+            self._faults.setdefault(method, []).append(_Fault("refuse", times, error=error))
 
     def drop(self, method: str, times: int = 1) -> None:
         with self._lock:
@@ -223,6 +230,10 @@ class SlackStandIn:
                     self._send(200, {"ok": False, "error": "invalid_auth"})
                     return
                 fault = standin._take_fault(method)
+                if fault is not None and fault.kind == "refuse":
+                    standin.calls.append((method, 200))
+                    self._send(200, {"ok": False, "error": fault.error})
+                    return
                 if fault is not None and fault.kind == "status":
                     standin.calls.append((method, fault.status))
                     headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None

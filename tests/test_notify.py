@@ -230,6 +230,26 @@ def test_updates_wait_for_the_post_and_only_the_newest_is_shown(lite, slack):
         assert {r.state for r in outbox.group_rows(s, gid)} == {"sent", "superseded"}
 
 
+def test_a_refused_edit_is_recorded_on_the_edit_that_was_sent(lite, slack):
+    """Slack rejecting a payload kills that message's row, not an older pending one."""
+    rows = Rows(lite)
+    settings = make_settings(slack)
+    a = rows.alert("h100", "a", 30)
+    gid = rows.group([a], 30, "h100")
+    plan_and_deliver(lite, settings, night_time(30))
+    rows.group([a], 30, "h100", state="confirmed", now=night_time(31))
+    with lite.session() as s:
+        plan_notifications(s, settings, night_time(31))
+    rows.group([a], 30, "h100", cause="hardware", state="confirmed", now=night_time(32))
+    slack.refuse("chat.update", "invalid_blocks")
+    _, sent = plan_and_deliver(lite, settings, night_time(32))
+    assert sent.failed == 1 and sent.updated == 0 and len(slack.messages[0].edits) == 0
+    with lite.session() as s:
+        edits = [r for r in outbox.group_rows(s, gid) if r.kind != "post"]
+        assert [(r.revision, r.state) for r in edits] == [(2, "pending"), (3, "dead")]
+        assert "invalid_blocks" in edits[1].last_error and edits[0].last_error is None
+
+
 def test_without_a_token_messages_go_to_the_log_and_nothing_fails(lite, caplog):
     rows = Rows(lite)
     settings = make_settings()

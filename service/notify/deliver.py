@@ -12,6 +12,7 @@ the pass early instead of hammering. Call it only under the run-once lock.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -86,16 +87,36 @@ def _fail(store: Store, row: _Row, exc: slack.SlackFailure, summary: DeliverySum
     log.warning("slack: %s %s not delivered: %s", row.kind, row.key, exc)
 
 
+def _log_only(store: Store, rows: list[_Row], now: datetime, summary: DeliverySummary) -> None:
+    """No Slack client: the newest text goes to the log and the rows are closed as logged."""
+    log.info("slack (not configured): %s", rows[-1].payload.get("text", ""))
+    with store.session() as s:
+        outbox.supersede(s, [r.id for r in rows], now, state=outbox.LOGGED)
+    summary.logged += 1
+
+
+@contextmanager
+def _failure_recorded_on(store: Store, row: _Row, summary: DeliverySummary):
+    """A failed Slack call is recorded on the row it was sending (dead if Slack refused the
+    payload itself), then re-raised for the caller to decide whether to go on."""
+    try:
+        yield
+    except slack.SlackFailure as exc:
+        _fail(store, row, exc, summary)
+        raise
+
+
 def _deliver_single(store: Store, client, channel: str, row: _Row, pages: int, now: datetime,
                     summary: DeliverySummary) -> None:
     """A message without a group (digest): post it once."""
     before = _claim(store, row.id)
-    ts = slack.find_posted(client, channel, row.key, pages) if before else None
-    if ts is not None:
-        summary.recovered += 1
-    else:
-        ts = slack.post(client, channel, row.payload, slack.metadata(row.key, None, row.revision))
-        summary.posted += 1
+    with _failure_recorded_on(store, row, summary):
+        ts = slack.find_posted(client, channel, row.key, pages) if before else None
+        if ts is not None:
+            summary.recovered += 1
+        else:
+            ts = slack.post(client, channel, row.payload, slack.metadata(row.key, None, row.revision))
+            summary.posted += 1
     with store.session() as s:
         outbox.mark_sent(s, row.id, now=now, channel=channel, ts=ts)
 
@@ -115,24 +136,22 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
     ident = outbox.post_key(group_id)
 
     if client is None or (post_row is not None and post_row.state == outbox.LOGGED):
-        log.info("slack (not configured): %s", newest.payload.get("text", ""))
-        with store.session() as s:
-            outbox.supersede(s, [r.id for r in rows], now, state=outbox.LOGGED)
-        summary.logged += 1
+        _log_only(store, rows, now, summary)
         return
 
     if thread_at is None:
         anchor = post_row if post_row is not None and post_row.state == outbox.PENDING else newest
         meta = slack.metadata(anchor.key, group_id, newest.revision)
         before = _claim(store, anchor.id)
-        ts = slack.find_posted(client, channel, anchor.key, pages) if before else None
-        if ts is not None:
-            summary.recovered += 1
-            # the lost attempt may have shown an older revision: bring it up to date (idempotent)
-            slack.update(client, channel, ts, newest.payload, meta)
-        else:
-            ts = slack.post(client, channel, newest.payload, meta)
-            summary.posted += 1
+        with _failure_recorded_on(store, anchor, summary):
+            ts = slack.find_posted(client, channel, anchor.key, pages) if before else None
+            if ts is not None:
+                summary.recovered += 1
+                # the lost attempt may have shown an older revision: bring it up to date (idempotent)
+                slack.update(client, channel, ts, newest.payload, meta)
+            else:
+                ts = slack.post(client, channel, newest.payload, meta)
+                summary.posted += 1
         with store.session() as s:
             outbox.mark_sent(s, anchor.id, now=now, channel=channel, ts=ts, shown_revision=newest.revision)
             rest = [r.id for r in rows if r.id != anchor.id]
@@ -147,7 +166,8 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
         summary.superseded += len(rows)
         return
     _claim(store, newest.id)
-    slack.update(client, ch, ts, newest.payload, slack.metadata(ident, group_id, newest.revision))
+    with _failure_recorded_on(store, newest, summary):
+        slack.update(client, ch, ts, newest.payload, slack.metadata(ident, group_id, newest.revision))
     summary.updated += 1
     with store.session() as s:
         outbox.mark_sent(s, newest.id, now=now, channel=ch, ts=ts, shown_revision=newest.revision)
@@ -176,30 +196,15 @@ def deliver_pending(store: Store, settings: Settings, *, client: Any = _DEFAULT,
                 with store.session() as s:
                     row = _snap(s.get(OutboxMessage, first_id))
                 if client is None:
-                    log.info("slack (not configured): %s", row.payload.get("text", ""))
-                    with store.session() as s:
-                        outbox.supersede(s, [row.id], now, state=outbox.LOGGED)
-                    summary.logged += 1
-                    continue
-                try:
+                    _log_only(store, [row], now, summary)
+                else:
                     _deliver_single(store, client, channel, row, pages, now, summary)
-                except slack.SlackFailure as exc:
-                    _fail(store, row, exc, summary)
-                    raise
             else:
-                try:
-                    _deliver_group(store, client, channel, group_id, pages, now, summary)
-                except slack.SlackFailure as exc:
-                    with store.session() as s:
-                        pend = [r for r in outbox.group_rows(s, group_id) if r.state == outbox.PENDING]
-                        row = _snap(pend[0]) if pend else None
-                    if row is not None:
-                        _fail(store, row, exc, summary)
-                    raise
+                _deliver_group(store, client, channel, group_id, pages, now, summary)
         except slack.SlackFailure as exc:
             if exc.fatal:
                 summary.errors.append(str(exc))
                 break
     with store.session() as s:
-        summary.pending_left = len(outbox.pending(s))
+        summary.pending_left = outbox.backlog(s)[outbox.PENDING]
     return summary
