@@ -11,23 +11,18 @@ from rich.console import Console
 from rich.table import Table
 
 from service.cli.context import STATE, handles_errors
-from service.records import CAUSES
+from service.cli.ingest_cmds import OutputFormat
+from service.records import CAUSE_WORDS, CAUSES, SeriesKey
 from service.schedule.detect_pass import detect_pass, resolve_repo
 from service.schedule.investigate import Question, investigate, parse_day
 from service.store.alert_reads import list_alerts
 from service.store.series_reads import load_one
-from service.records import CAUSE_WORDS, SeriesKey
 
 SPARK = "▁▂▃▄▅▆▇█"
 
 
 class TextOrJson(str, Enum):
     text = "text"
-    json = "json"
-
-
-class TableOrJson(str, Enum):
-    table = "table"
     json = "json"
 
 
@@ -120,12 +115,12 @@ def alerts_cmd(
     platform: Optional[str] = typer.Option(None, "--platform"),
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source"),
-    format: TableOrJson = typer.Option(TableOrJson.table, "--format"),
+    format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
     """The on-call queue: flagged moves with their cause, evidence and status."""
     with STATE.store().session() as session:
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
-    if format is TableOrJson.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
         return
     table = Table(title=f"alerts ({status})")

@@ -24,7 +24,7 @@ from service.store.db import Store
 from service.store.tables import OutboxMessage
 
 log = logging.getLogger(__name__)
-_DEFAULT: Any = object()
+DEFAULT_CLIENT: Any = object()  # deliver_pending(client=...) not given: build one from settings
 
 
 @dataclass
@@ -175,12 +175,12 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
         summary.superseded += len(others)
 
 
-def deliver_pending(store: Store, settings: Settings, *, client: Any = _DEFAULT,
+def deliver_pending(store: Store, settings: Settings, *, client: Any = DEFAULT_CLIENT,
                     now: datetime | None = None) -> DeliverySummary:
     """Send every pending outbox row (see the module docstring). ``client=None``: log only."""
     now = now or datetime.now(timezone.utc)
     summary = DeliverySummary()
-    if client is _DEFAULT:
+    if client is DEFAULT_CLIENT:
         client = slack.make_client(settings)
     channel, pages = settings.slack.channel, settings.slack.history_pages
     units = _units(store)

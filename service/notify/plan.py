@@ -22,10 +22,10 @@ from sqlalchemy.orm import Session
 
 from service.config import Settings
 from service.notify.render import render_daily_digest, render_group, render_history_digest
-from service.notify.view import group_view, member_alerts
+from service.notify.view import group_view
 from service.store import outbox
 from service.store.series_reads import naive
-from service.store.tables import AlertGroup, OutboxMessage, Run, SlackThread
+from service.store.tables import AlertGroup, OutboxMessage, SlackThread
 
 
 @dataclass
@@ -69,17 +69,14 @@ def _adopt_child_thread(session: Session, group: AlertGroup, now: datetime) -> S
 
 
 def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
-               summary: PlanSummary, historic: list[tuple[int, int]],
-               rows: list[OutboxMessage] | None = None) -> None:
-    if rows is None:
-        rows = outbox.group_rows(session, group.id)
+               summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxMessage]) -> None:
     post = next((r for r in rows if r.kind == "post"), None)
     if post is not None and post.state == outbox.HISTORIC:
         return
     if post is None:
-        if not member_alerts(session, group):
-            return
         view = group_view(session, group)
+        if not view["alerts"]:
+            return
         if _adopt_child_thread(session, group, now) is not None:
             outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
                            revision=0, payload={"adopted": True}, now=now, state=outbox.SENT)
@@ -141,14 +138,13 @@ def plan_daily_digest(session: Session, settings: Settings, now: datetime | None
     """One digest of open groups per UTC day (key ``digest:daily:<date>``); True if written."""
     now = now or datetime.now(timezone.utc)
     rows = []
-    for group in session.scalars(select(AlertGroup).where(AlertGroup.parent_id.is_(None))):
-        if group.state == "retracted":
-            continue
+    for group in session.scalars(
+        select(AlertGroup).where(AlertGroup.parent_id.is_(None), AlertGroup.state != "retracted")
+    ):
         view = group_view(session, group)
-        if not view["alerts"] or view["all_closed"] or view["cause"] == "noise":
+        if not _postable(view):
             continue
-        run = session.get(Run, group.first_bad_run_pk)
-        rows.append({"cause": view["cause"], "age_days": max(0, (naive(now) - run.date).days),
+        rows.append({"cause": view["cause"], "age_days": max(0, (naive(now) - view["first_bad_date"]).days),
                      "platforms": view["platforms"], "kernels": len(view["alerts"])})
     made = outbox.enqueue(session, key=f"digest:daily:{naive(now):%Y-%m-%d}", kind="digest",
                           payload=render_daily_digest(rows, settings, now), now=now)

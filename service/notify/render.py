@@ -15,8 +15,6 @@ from typing import Any, Iterable
 from service.config import Settings
 from service.records import CAUSE_WORDS, HEADLINE
 
-CAUSE_EMOJI = {"real": ":red_circle:", "method_change": ":straight_ruler:", "hardware": ":wrench:",
-               "noise": ":white_circle:"}
 MAX_SECTION = 2900  # Slack's limit is 3000 characters per section text
 MAX_HEADER = 150
 MAX_KERNELS = 12

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from service.config import Settings
 from service.errors import BenchwatchError
-from service.notify.deliver import DeliverySummary, deliver_pending
+from service.notify.deliver import DEFAULT_CLIENT, DeliverySummary, deliver_pending
 from service.notify.plan import PlanSummary, plan_daily_digest, plan_notifications
 from service.schedule.ingest_pass import ingest_source
 from service.schedule.lock import run_lock
@@ -49,10 +49,6 @@ class RunSummary:
         out += [self.plan.line(), self.delivery.line()]
         out += [f"error: {e}" for e in self.errors]
         return out
-
-
-def _client(client: Any) -> dict:
-    return {} if client is _DEFAULT else {"client": client}
 
 
 def _note(store: Store, key: str, value: str) -> None:
@@ -94,7 +90,7 @@ def run_once(
     pretuned: Source = _DEFAULT,
     repo: str | Path | None = None,
     now: datetime | None = None,
-    client: Any = _DEFAULT,
+    client: Any = DEFAULT_CLIENT,
     detect: Callable[..., Any] | None = None,
     fetch_repo: bool = True,
 ) -> RunSummary:
@@ -124,7 +120,7 @@ def run_once(
             summary.errors.append(f"detect: stage not available ({exc})")
         with store.session() as s:
             summary.plan = plan_notifications(s, settings, now)
-        summary.delivery = deliver_pending(store, settings, now=now, **_client(client))
+        summary.delivery = deliver_pending(store, settings, now=now, client=client)
         _note(store, "run_once.last_finished", naive(datetime.now(timezone.utc)).isoformat())
     for line in summary.lines():
         log.info("run-once: %s", line)
@@ -132,11 +128,11 @@ def run_once(
 
 
 def run_digest(store: Store, settings: Settings, *, now: datetime | None = None,
-               client: Any = _DEFAULT) -> DeliverySummary:
+               client: Any = DEFAULT_CLIENT) -> DeliverySummary:
     """The optional daily digest (open groups by age and cause), once per UTC day. It waits for a
     running run-once (up to 10 minutes) rather than skip the day."""
     now = now or datetime.now(timezone.utc)
     with run_lock(store, wait_s=600):
         with store.session() as s:
             plan_daily_digest(s, settings, now)
-        return deliver_pending(store, settings, now=now, **_client(client))
+        return deliver_pending(store, settings, now=now, client=client)

@@ -10,7 +10,6 @@ older than the grace.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import signal
 import threading
@@ -96,17 +95,10 @@ def next_run(scheduler: BackgroundScheduler) -> datetime | None:
 
 
 def load_web_app(settings: Settings, store: Store):
-    """The FastAPI app if the web package is installed, else None (serve runs only the scheduler)."""
-    try:
-        module = importlib.import_module("service.web.app")
-    except ModuleNotFoundError as exc:
-        if exc.name and (exc.name == "service.web" or exc.name.startswith("service.web")):
-            return None
-        raise
-    create = getattr(module, "create_app", None)
-    if create is None:
-        return None
-    return create(settings, store)
+    """The FastAPI app, imported here so a scheduler-only process never loads the web stack."""
+    from service.web.app import create_app
+
+    return create_app(settings, store)
 
 
 def serve(store: Store, settings: Settings, *, host: str | None = None, port: int | None = None,
@@ -115,7 +107,7 @@ def serve(store: Store, settings: Settings, *, host: str | None = None, port: in
     sched = build_scheduler(store, settings) if scheduler else None
     app = load_web_app(settings, store) if web else None
     if sched is None and app is None:
-        raise BenchwatchError("nothing to serve: the web app is not installed and --no-scheduler was given")
+        raise BenchwatchError("nothing to serve: --no-web and --no-scheduler were both given")
     if sched is not None:
         sched.start()
         log.info("scheduler started; next run-once at %s", next_run(sched))
