@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from service.errors import BenchwatchError
+from service.errors import BenchwatchError, invalid
 
 
 def project_root() -> Path:
@@ -183,6 +183,4 @@ def load_settings(config_file: str | Path | None = None) -> Settings:
     try:
         return Settings(**data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise BenchwatchError(f"config: {loc}: {err['msg']}") from None
+        raise invalid("config", exc) from None

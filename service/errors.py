@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class BenchwatchError(Exception):
     """A problem with outside input or the environment, explained in one line.
@@ -17,3 +19,11 @@ class BenchwatchError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def invalid(where: str, exc: ValidationError, section: str = "") -> BenchwatchError:
+    """A pydantic failure as one line naming the key: ``<where>: <section>.<key>: <message>``
+    (the first error only; the section alone when the whole table is wrong)."""
+    err = exc.errors()[0]
+    key = ".".join([section, *(str(p) for p in err["loc"])] if section else [str(p) for p in err["loc"]])
+    return BenchwatchError(f"{where}: {key}: {err['msg']}")

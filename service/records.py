@@ -7,7 +7,7 @@ stage can be tested alone with hand-made inputs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Literal, NamedTuple
 
 Source = Literal["dashboard", "pretuned"]
@@ -42,6 +42,15 @@ PRETUNED_METRICS = ("geomean", "best_speedup", "helion_wins", "total")
 def baseline_metric(name: str) -> str:
     """Metric name of one pretuned baseline's geomean, e.g. ``baseline:triton:geomean``."""
     return f"baseline:{name}:geomean"
+
+
+def aware(dt: datetime) -> datetime:
+    """Records carry tz-aware UTC; the store keeps naive UTC (`naive` is the way back)."""
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def naive(dt: datetime) -> datetime:
+    return dt.astimezone(timezone.utc).replace(tzinfo=None) if dt.tzinfo else dt
 
 
 @dataclass(frozen=True)

@@ -371,7 +371,7 @@ def _commit(c) -> str:
     return f"{c.full_sha[:8] or c.sha[:8]} {c.subject!r}"
 
 
-def commit_window(ctx: MoveContext, s: ClassifySettings, b: Breadth | None = None) -> Finding:
+def commit_window(ctx: MoveContext, s: ClassifySettings, b: Breadth) -> Finding:
     m = ctx.move
     parts: list[tuple[str, float, str]] = []
     for f in ctx.repo_facts:
@@ -387,7 +387,7 @@ def commit_window(ctx: MoveContext, s: ClassifySettings, b: Breadth | None = Non
         parts.append(("hardware", 1.0, f"runner change in the window: {_commit(ctx.runner_commit)}"))
     top = ctx.candidates[0] if ctx.candidates else None
     if top is not None and top.score >= s.culprit_min_score:
-        if b is not None and b.platform_only and top.score < s.culprit_broad_score:
+        if b.platform_only and top.score < s.culprit_broad_score:
             # most of one platform stepped, the others did not: only a commit aimed squarely at
             # this platform explains that; a loose match is likely a bystander
             parts.append(("real", 0.4, f"top candidate {_commit(top)} matches loosely (score {top.score:.2f}, "

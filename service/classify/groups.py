@@ -20,13 +20,12 @@ from datetime import timedelta
 from typing import Sequence
 
 from service.classify.checks import OTHERS_STEPPED
-from service.classify.metrics import LATENCY
+from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY
 from service.classify.settings import ClassifySettings
+from service.classify.verdict import ORDER  # the causes that vote, in tie order
 from service.records import HEADLINE, Classification, Evidence, Move
 
 NIGHT_TOLERANCE = timedelta(hours=36)  # +-1 nightly (they are 24 h apart), never +-2
-CAUSE_ORDER = ("real", "method_change", "hardware")  # tie order, as in verdict.combine
-DASH_BASELINE_METRICS = ("triton_speedup_geomean", "torch_compile_speedup_geomean")
 
 
 @dataclass(frozen=True)
@@ -157,7 +156,7 @@ def classify_group(
                          f"{n} kernel{'s' if n != 1 else ''} on {where} stepped on run {run_id} "
                          f"({len(members)} moves); their causes: {counts}")]
 
-    live = {k: v for k, v in votes.items() if v[1].cause in CAUSE_ORDER}  # an unknown cause does not vote
+    live = {k: v for k, v in votes.items() if v[1].cause in ORDER}  # an unknown cause does not vote
     if not live:
         evidence[0] = Evidence("members", "noise", evidence[0].detail)
         return Classification("noise", round(min(conf["noise"], default=0.0), 3), tuple(evidence), None,
@@ -171,7 +170,7 @@ def classify_group(
                      f"{len(platforms)} platform{'s' if len(platforms) != 1 else ''} in the group"
                      + ("; members saw other platforms step too" if others else ""))
 
-    ranked = sorted((c for c in mass if c in CAUSE_ORDER), key=lambda c: (-mass[c], CAUSE_ORDER.index(c)))
+    ranked = sorted((c for c in mass if c in ORDER), key=lambda c: (-mass[c], ORDER.index(c)))
     cause = ranked[0]
     share = mass[cause] / sum(mass[c] for c in ranked)
     confidence = share * sum(conf[cause]) / len(conf[cause])
@@ -203,7 +202,7 @@ def _platform_tell(members, votes, live, s: ClassifySettings) -> tuple[str, str,
         k = (m.key.platform_short, m.key.kernel)
         if k not in kernels:
             continue
-        if m.key.metric in DASH_BASELINE_METRICS:
+        if m.key.metric in COMPARATOR_SPEEDUPS:
             base.add(k)
         if m.key.metric == LATENCY:
             lat.add(k)

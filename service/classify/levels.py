@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from statistics import median
 
-from service.records import SeriesData
+from service.records import SeriesData, aware, naive
 
 MAD_TO_SIGMA = 1.4826  # MAD of a normal sample times this estimates its sigma
 
@@ -29,12 +29,7 @@ def _comparable(series: SeriesData, date: datetime) -> datetime:
     """`date` in the same tz convention as the series (records are tz-aware UTC; be lenient)."""
     if not series.points:
         return date
-    naive_pts = series.points[0].date.tzinfo is None
-    if naive_pts and date.tzinfo is not None:
-        return date.astimezone(timezone.utc).replace(tzinfo=None)
-    if not naive_pts and date.tzinfo is None:
-        return date.replace(tzinfo=timezone.utc)
-    return date
+    return naive(date) if series.points[0].date.tzinfo is None else aware(date)
 
 
 def values_before(series: SeriesData, date: datetime, n: int) -> list[float]:
@@ -123,7 +118,7 @@ def step_of(
     lb, la = [math.log(v) for v in b], [math.log(v) for v in a]
     mb, ma = median(lb), median(la)
     resid = [x - mb for x in lb] + [x - ma for x in la]
-    s = robust_sigma(resid) if len(resid) >= 3 else None
+    s = robust_sigma(resid)
     return Step(math.exp(mb), math.exp(ma), max(s or 0.0, floor), len(b), len(a))
 
 

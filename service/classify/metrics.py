@@ -7,6 +7,9 @@ from functools import lru_cache
 DASH_SPEEDUPS = ("helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean")
 HELION_SPEEDUP = "helion_speedup_geomean"
 LATENCY = "helion_latency_avg_ms"
+# The comparators' own speedups (baseline time / Triton or torch.compile time): evidence about the
+# baselines, never a move of Helion itself.
+COMPARATOR_SPEEDUPS = ("triton_speedup_geomean", "torch_compile_speedup_geomean")
 PRETUNED_HEADLINE = ("geomean", "best_speedup")
 # Hardware families: b200 and b200_cute run on the same machines, so they are one family.
 KNOWN_FAMILIES = ("h100", "b200", "mi350x", "mi300x", "a100", "tpu")

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from service.errors import BenchwatchError
+from service.errors import BenchwatchError, invalid
 
 CHECKS = (
     "persistence",
@@ -78,9 +78,6 @@ class ClassifySettings(BaseModel):
         try:
             return cls(**dict(data or {}))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            where = f"classify.{loc}" if loc else "classify"
-            raise BenchwatchError(f"config: {where}: {err['msg']}") from None
+            raise invalid("config", exc, "classify") from None
         except TypeError as exc:  # e.g. a non-string key
             raise BenchwatchError(f"config: classify: {exc}") from None

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from statistics import median
 
-from service.classify.checks import Finding, fact_for_kernel
+from service.classify.checks import Finding, fact_for_kernel, sibling_step
 from service.classify.context import MoveContext
-from service.classify.levels import recent_values, step_of
+from service.classify.levels import recent_values
 from service.classify.metrics import is_speedup
 from service.classify.settings import ClassifySettings
 
@@ -110,8 +110,7 @@ def _shape_side(ctx: MoveContext, s: ClassifySettings) -> tuple[str, str] | None
     if sb is not None and sa is not None and tuple(sb) != tuple(sa):
         nb, na = len(sb), len(sa)
     elif ctx.move.key.source == "pretuned":
-        st = step_of(ctx.siblings.get("total"), ctx.move.last_good.date, ctx.move.first_bad.date,
-                     s.level_nights, s.noise_floor)
+        st = sibling_step(ctx, "total", s)
         if st is not None and round(st.before) != round(st.after):
             nb, na = round(st.before), round(st.after)
     if nb is None:

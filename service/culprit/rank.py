@@ -206,7 +206,10 @@ def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
     return _Slices(own, frozenset(other_tags), tuple(other_paths), frozenset(other_hints), tuple(all_paths))
 
 
-def _score(c: CommitInfo, platform: str, kernels: tuple[str, ...], rules: SliceRules, sl: _Slices) -> tuple[float, list[str]]:
+def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
+           rules: SliceRules, sl: _Slices) -> tuple[float, list[str]]:
+    """One commit's score; ``names`` ((base, words, stems) per kernel) and ``families`` are the
+    same for every commit of a window, so `rank_commits` works them out once."""
     w = rules.weights
     reasons: list[str] = []
     tags = subject_tags(c.subject)
@@ -239,17 +242,16 @@ def _score(c: CommitInfo, platform: str, kernels: tuple[str, ...], rules: SliceR
         reasons.append(f"subject names device {hint}")
 
     named = None
-    for k in kernels:
-        words, stems = kernel_names(k, rules)
+    for base, words, stems in names:
         word = _first_mention(c.subject, words)
         if word or any(_names_kernel_file(f, stems) for f in c.files):
-            named = kernel_base(k)
+            named = base
             break
     if named:
         raw += w.kernel
         reasons.append(f"names kernel {named}")
     else:
-        for fam_name in _families_of(kernels, rules):
+        for fam_name in families:
             fam = rules.families[fam_name]
             word = _first_mention(c.subject, fam.words)
             fpath = next((f for f in c.files if _matching_prefix(f, fam.paths)), None)
@@ -293,9 +295,11 @@ def rank_commits(
     """Every commit of the window scored for this platform's move, best first (ties: newest first)."""
     rules = rules or load_rules()
     sl = _slices(platform_short, rules)
+    names = [(kernel_base(k), *kernel_names(k, rules)) for k in kernels]
+    families = _families_of(kernels, rules)
     scored = []
     for idx, c in enumerate(window.commits):
-        score, reasons = _score(c, platform_short, tuple(kernels), rules, sl)
+        score, reasons = _score(c, platform_short, names, families, rules, sl)
         scored.append((score, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
     # window.commits is oldest first, so a larger index is newer; dates can tie or go backwards.
     scored.sort(key=lambda t: (-t[0], -t[2].date.timestamp(), -t[1]))

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from service.config import project_root
-from service.errors import BenchwatchError
+from service.errors import BenchwatchError, invalid
 
 PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")
 
@@ -129,6 +129,4 @@ def _load(path_s: str, _mtime: int) -> SliceRules:
     try:
         return SliceRules.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise BenchwatchError(f"slice rules {path.name}: {loc}: {err['msg']}") from None
+        raise invalid(f"slice rules {path.name}", exc) from None

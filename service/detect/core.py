@@ -250,12 +250,12 @@ def _young_and_reverted(x: np.ndarray, cps: list[int], s: DetectSettings) -> boo
     return bool(np.any(progress <= s.revert_tolerance * abs(step)))
 
 
-def steps(x: np.ndarray, s: DetectSettings, *, log: bool, sigma: float | None = None) -> tuple[list[Step], float]:
+def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], float]:
     """Kept steps of an already-transformed series (log values when ``log``) and the sigma used."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ValueError("change_points needs a 1-D series of finite numbers")
-    sig = noise_sigma(x) if sigma is None else sigma
+    sig = noise_sigma(x)
     if x.size < s.min_size + 1 or sig <= 0:
         return [], sig
     z = (x - float(_median(x))) / sig

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from service.detect.settings import DetectSettings
-from service.records import Move
-
-
-def _utc(dt: datetime) -> datetime:
-    """Records carry tz-aware UTC; the store gives naive UTC. Compare both safely."""
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt
+from service.records import Move, aware
 
 
 def _gap(a: Move, b: Move) -> timedelta:
-    return abs(_utc(a.first_bad.date) - _utc(b.first_bad.date))
+    return abs(aware(a.first_bad.date) - aware(b.first_bad.date))
 
 
 def reconcile(previous: Sequence[Move], current: Sequence[Move], settings: DetectSettings) -> list[Move]:
@@ -58,17 +53,17 @@ def nearest_move(moves: Sequence[Move], date: datetime, nights: int) -> Move | N
     """The most significant live move whose first-bad is within ±nights days of ``date``."""
     if nights < 0:
         raise ValueError("nights must be >= 0")
-    when = _utc(date)
+    when = aware(date)
     window = timedelta(days=nights)
     best: tuple | None = None
     found: Move | None = None
     for m in moves:
         if m.state == "retracted":
             continue
-        gap = abs(_utc(m.first_bad.date) - when)
+        gap = abs(aware(m.first_bad.date) - when)
         if gap > window:
             continue
-        rank = (-m.significance, gap, _utc(m.first_bad.date), m.first_bad.run_id)
+        rank = (-m.significance, gap, aware(m.first_bad.date), m.first_bad.run_id)
         if best is None or rank < best:
             best, found = rank, m
     return found

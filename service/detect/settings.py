@@ -1,7 +1,8 @@
 """Detector knobs: one validated model whose defaults equal `[detect]` in config/default.toml.
 
 The pass hands us the raw `[detect]` table (file + env overrides, so values may be strings);
-`from_mapping` validates it here so a typo fails once, at start-up, with the key named.
+`from_mapping` validates it here when a detect pass (or `investigate`) builds its stages, so a
+typo fails that command in one line naming the key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from service.errors import BenchwatchError
+from service.errors import BenchwatchError, invalid
 
 
 class DetectSettings(BaseModel):
@@ -61,8 +62,6 @@ class DetectSettings(BaseModel):
         try:
             return cls(**{str(k): v for k, v in data.items()})
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"]) or "?"
-            raise BenchwatchError(f"config: detect.{loc}: {err['msg']}") from None
+            raise invalid("config", exc, "detect") from None
         except TypeError as exc:  # e.g. non-string keys
             raise BenchwatchError(f"config: detect: {exc}") from None

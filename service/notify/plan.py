@@ -24,7 +24,7 @@ from service.config import Settings
 from service.notify.render import render_daily_digest, render_group, render_history_digest
 from service.notify.view import group_view
 from service.store import outbox
-from service.store.series_reads import naive
+from service.records import naive
 from service.store.tables import AlertGroup, OutboxMessage, SlackThread
 
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.classify.metrics import COMPARATOR_SPEEDUPS
 from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import (
@@ -247,13 +248,9 @@ def _detectable(metric: str) -> bool:
     return metric not in ("cudagraph", "helion_wins", "total")
 
 
-# The comparators' own speedups (baseline time / Triton or torch.compile time) are evidence about
-# the baseline, never a move of Helion: they feed the helion_only check but raise no alert.
-COMPARATOR_METRICS = frozenset({"triton_speedup_geomean", "torch_compile_speedup_geomean"})
-
-
 def _alertable(metric: str) -> bool:
-    return _detectable(metric) and metric not in COMPARATOR_METRICS
+    """The comparators' speedups feed the helion_only check but raise no alert of their own."""
+    return _detectable(metric) and metric not in COMPARATOR_SPEEDUPS
 
 
 def _move_key(m: Move) -> tuple:

@@ -22,7 +22,7 @@ from service.notify.plan import PlanSummary, plan_daily_digest, plan_notificatio
 from service.schedule.ingest_pass import ingest_source
 from service.schedule.lock import run_lock
 from service.store.db import Store
-from service.store.series_reads import naive
+from service.records import naive
 from service.store.tables import SchemaNote
 
 log = logging.getLogger(__name__)

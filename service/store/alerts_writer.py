@@ -19,9 +19,9 @@ from typing import Iterable, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.records import Classification, Move, RunRef, SeriesKey
+from service.records import Classification, Move, RunRef, SeriesKey, aware, naive
 from service.store.alert_reads import commit_json, related_json
-from service.store.series_reads import RunRow, aware, naive
+from service.store.series_reads import RunRow
 from service.store.tables import Alert, AlertGroup, AlertHistory
 
 MACHINE = "benchwatch"

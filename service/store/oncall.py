@@ -18,7 +18,7 @@ from service.errors import BenchwatchError
 from service.records import CAUSES
 from service.store.alert_reads import alert_json
 from service.store.alerts_writer import add_history
-from service.store.series_reads import naive
+from service.records import naive
 from service.store.tables import Alert, AlertGroup
 
 OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED = "open", "acknowledged", "resolved", "dismissed"

@@ -19,7 +19,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.store.series_reads import naive
+from service.records import naive
 from service.store.tables import OutboxMessage, SlackThread
 
 PENDING, SENT, SUPERSEDED, LOGGED, HISTORIC, DEAD = (

@@ -9,23 +9,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Iterable, Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.records import AttributeChange, RunRef, SeriesData, SeriesKey, SeriesPoint
+from service.records import AttributeChange, RunRef, SeriesData, SeriesKey, SeriesPoint, aware, naive
 from service.store.tables import DetectState, Point, Run, Series, ShapeValue, Track, TrackEvent
-
-
-def aware(dt: datetime) -> datetime:
-    """Store datetimes are naive UTC; records carry tz-aware UTC."""
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-
-
-def naive(dt: datetime) -> datetime:
-    return dt.astimezone(timezone.utc).replace(tzinfo=None) if dt.tzinfo else dt
 
 
 @dataclass(frozen=True)
