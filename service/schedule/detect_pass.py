@@ -26,7 +26,6 @@ from service.records import (
     Evidence,
     Move,
     SeriesData,
-    SeriesKey,
 )
 from service.store.alerts_writer import (
     GroupRecord,
@@ -257,56 +256,32 @@ def _move_key(m: Move) -> tuple:
     return (m.key, m.first_bad.run_id, m.direction)
 
 
-def _peers(move: Move, all_moves: Sequence[Move], view: SourceView, tolerance: int = 1) -> tuple[Move, ...]:
-    """Live moves of other series whose first-bad run is the same nightly (± tolerance)."""
-    index = _night_index(all_moves, view)
-    me = view.ordinal.get(view.pk_of.get(move.first_bad.run_id, -1))
-    if me is None:
-        near = index["runs"].get(move.first_bad.run_id, ())
-    else:
-        near = [m for o in range(me - tolerance, me + tolerance + 1) for m in index["nights"].get(o, ())]
-        near += index["runs"].get(move.first_bad.run_id, ()) if me not in index["nights"] else []
-    seen: set[int] = set()
-    out = []
-    for m in near:
-        if m.key == move.key or m.state == "retracted" or id(m) in seen:
-            continue
-        seen.add(id(m))
-        out.append(m)
-    return tuple(out)
+class NightIndex:
+    """The live moves of a pass by trend-night ordinal (by run id when the run is not a trend
+    night): built once per pass, so finding a move's peers is a few dict reads."""
 
+    def __init__(self, moves: Sequence[Move], view: SourceView) -> None:
+        self.view = view
+        self.nights: dict[int, list[Move]] = defaultdict(list)
+        self.runs: dict[str, list[Move]] = defaultdict(list)
+        for m in moves:
+            o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
+            if o is not None:
+                self.nights[o].append(m)
+            else:
+                self.runs[m.first_bad.run_id].append(m)
 
-_INDEX_CACHE: dict[int, tuple[Sequence[Move], dict]] = {}
-
-
-def _night_index(all_moves: Sequence[Move], view: SourceView) -> dict:
-    """Moves by trend-night ordinal and by first-bad run id, built once per list of moves."""
-    hit = _INDEX_CACHE.get(id(view))
-    if hit is not None and hit[0] is all_moves:
-        return hit[1]
-    nights: dict[int, list[Move]] = defaultdict(list)
-    runs: dict[str, list[Move]] = defaultdict(list)
-    for m in all_moves:
-        o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
-        if o is not None:
-            nights[o].append(m)
+    def peers(self, move: Move, tolerance: int = 1) -> tuple[Move, ...]:
+        """Live moves of other series whose first-bad run is the same nightly (± tolerance)."""
+        me = self.view.ordinal.get(self.view.pk_of.get(move.first_bad.run_id, -1))
+        if me is None:
+            near = self.runs.get(move.first_bad.run_id, ())
         else:
-            runs[m.first_bad.run_id].append(m)
-    index = {"nights": nights, "runs": runs}
-    _INDEX_CACHE.clear()
-    _INDEX_CACHE[id(view)] = (all_moves, index)
-    return index
+            near = [m for o in range(me - tolerance, me + tolerance + 1) for m in self.nights.get(o, ())]
+        return tuple(m for m in near if m.key != move.key and m.state != "retracted")
 
 
-def build_context(
-    session: Session,
-    stages: Stages,
-    view: SourceView,
-    ref: SeriesRef,
-    move: Move,
-    moves_by_series: dict[SeriesKey, list[Move]],
-    all_moves: Sequence[Move],
-):
+def build_context(stages: Stages, view: SourceView, ref: SeriesRef, move: Move, index: NightIndex):
     """Gather what the classifier weighs about one move (see service/classify/context.py)."""
     lg_pk, fb_pk = view.pk_of[move.last_good.run_id], view.pk_of[move.first_bad.run_id]
     track = view.by_track[ref.track_id]
@@ -314,7 +289,7 @@ def build_context(
         metric: view.data[r.series_id] for metric, r in track.items() if metric != ref.key.metric
     }
     platforms = {p for p in view.kernels_by_platform}
-    peers = _peers(move, all_moves, view)
+    peers = index.peers(move)
     # the culprit search looks for every kernel of the platform that stepped with this one
     kernels = tuple(sorted({ref.key.kernel} | {
         m.key.kernel for m in peers if m.key.platform_short == ref.key.platform_short
@@ -415,10 +390,7 @@ def _detect_source(
             moves[sid] = stages.reconcile(previous, stages.detect(view.data[sid]))
         elif previous:
             moves[sid] = previous
-    live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
-    by_key: dict[SeriesKey, list[Move]] = defaultdict(list)
-    for m in live:
-        by_key[m.key].append(m)
+    index = NightIndex([m for ms in moves.values() for m in ms if m.state != "retracted"], view)
 
     # 2. classify + store the moves of the changed series
     touched_groups: set[int] = set()
@@ -434,7 +406,7 @@ def _detect_source(
                 continue
             cls = None
             if move.state != "retracted":
-                ctx = build_context(session, stages, view, ref, move, by_key, live)
+                ctx = build_context(stages, view, ref, move, index)
                 cls = stages.classify(ctx)
                 summary.moves += 1
             out = upsert_alert(

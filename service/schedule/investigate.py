@@ -22,6 +22,7 @@ from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
 from service.schedule.detect_pass import (
     DEFAULT_METRIC,
+    NightIndex,
     SourceView,
     Stages,
     _detectable,
@@ -126,17 +127,14 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         for r in refs:
             if r.key.metric == headline or r.key.metric == metric:
                 moves[r.series_id] = stages.detect(view.data[r.series_id])
-        live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
-        by_key: dict = {}
-        for m in live:
-            by_key.setdefault(m.key, []).append(m)
+        index = NightIndex([m for ms in moves.values() for m in ms if m.state != "retracted"], view)
         out = []
         for ref in sorted(targets, key=lambda r: r.key.kernel):
             move = stages.nearest(moves.get(ref.series_id, []), when, q.window_nights)
             if move is None:
                 out.append(_quiet(q, ref.key.kernel, metric, view.data[ref.series_id], when))
                 continue
-            ctx = build_context(session, stages, view, ref, move, by_key, live)
+            ctx = build_context(stages, view, ref, move, index)
             out.append(_explained(q, move, stages.classify(ctx)))
     return out
 
