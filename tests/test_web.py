@@ -369,3 +369,20 @@ def test_bad_ids_and_params_are_one_line_errors(client):
     assert r.status_code == 400 and "alert_id" in r.text and "Traceback" not in r.text
     assert client.get("/?page=abc").status_code == 400
     assert client.get("/api/alerts/0").status_code == 422  # the API keeps FastAPI's JSON detail
+
+
+def test_queue_shows_the_cause_slack_shows_when_on_call_reclassified_some_members(store, world):
+    """One member of the five-kernel hardware group reclassified by hand: the queue row and the
+    Slack message must both read the human's verdict (the same rule, effective_cause)."""
+    from service.notify.view import group_view
+    from service.store import oncall
+    from service.store.tables import AlertGroup
+    from service.web.queue import build_rows
+
+    with store.session() as s:
+        oncall.reclassify(s, world.alerts["hw-gemm"], cause="method_change", by="alice")
+    with store.session() as s:
+        row = next(r for r in build_rows(s) if r.group_id == world.groups["hardware"])
+        slack = group_view(s, s.get(AlertGroup, world.groups["hardware"]))
+    assert slack["cause"] == "method_change" and row.cause == slack["cause"]
+    assert row.machine_cause == "hardware"

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.records import HEADLINE
-from service.store.alert_reads import AlertRows, alerts_json, iso, load_alerts
+from service.store.alert_reads import AlertRows, alerts_json, effective_cause, iso, load_alerts
 from service.store.tables import Alert, AlertGroup, Run
 
 CLOSED = ("resolved", "dismissed")
@@ -24,20 +24,6 @@ def member_alerts(session: Session, group: AlertGroup) -> list[AlertRows]:
         session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id))
     )
     return load_alerts(session, Alert.group_id.in_(ids))
-
-
-def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
-    """The cause a person reads: a human verdict on any member speaks for the group (the most
-    common one; on a tie the latest alert's); otherwise the machine's group verdict."""
-    human = [a["human_cause"] for a in alerts if a.get("human_cause")]
-    if not human:
-        return group_cause, False
-    counts = Counter(human)
-    top = max(counts.values())
-    for cause in reversed(human):
-        if counts[cause] == top:
-            return cause, True
-    return group_cause, False  # pragma: no cover
 
 
 def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:

@@ -7,6 +7,7 @@ machine_cause, human_cause). Shas are 8-hex, dates ISO-8601 UTC with a trailing 
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -213,6 +214,20 @@ def get_alert(session: Session, alert_id: int) -> dict:
     if rows is None:
         raise BenchwatchError(f"no alert with id {alert_id}")
     return alert_json(session, rows)
+
+
+def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
+    """The cause a person reads (Slack and the queue alike): a human verdict on any member speaks for the group (the most
+    common one; on a tie the latest alert's); otherwise the machine's group verdict."""
+    human = [a["human_cause"] for a in alerts if a.get("human_cause")]
+    if not human:
+        return group_cause, False
+    counts = Counter(human)
+    top = max(counts.values())
+    for cause in reversed(human):
+        if counts[cause] == top:
+            return cause, True
+    return group_cause, False  # pragma: no cover
 
 
 def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
-from service.store.alert_reads import check_choice
+from service.store.alert_reads import check_choice, effective_cause
 from service.store.status import SOURCES
 from service.store.tables import Alert, AlertGroup, Run, Series, Track
 
@@ -153,9 +153,8 @@ def build_rows(session: Session) -> list[QueueRow]:
             continue
         pairs = by_group.get(gid, [])
         members = tuple(sorted((m for _, m in pairs), key=lambda m: m.alert_id))
-        effective = {m.cause for m in members}
-        human = any(a.human_cause for a, _ in pairs)
-        cause = effective.pop() if human and len(effective) == 1 else g.cause
+        cause, _ = effective_cause(g.cause, [{"human_cause": a.human_cause}
+                                             for a, _ in sorted(pairs, key=lambda p: p[0].id)])
         date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
         plats = tuple(sorted({m.platform_short for m in members} | ({g.platform_short} if g.platform_short else set())))
         rows.append(QueueRow(
