@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from service.detect import DetectSettings, change_points
+from tests.test_detect import make_series, replay
 
 DATA = Path(os.environ.get("BENCHWATCH_DATASETS", "/work/shared/datasets"))
 TCPD = DATA / "tcpd"
@@ -200,19 +201,6 @@ def perf_sanity(settings: DetectSettings) -> dict:
 # --- nightly-shaped synthetic series: speed and the behaviour on-call relies on -----------------
 
 
-def _nightly(values: Sequence[float | None], metric: str = "helion_speedup_geomean", tag: str = "k"):
-    from datetime import datetime, timedelta, timezone
-
-    from service.records import SeriesData, SeriesKey, SeriesPoint
-
-    t0 = datetime(2026, 1, 1, 8, 0, tzinfo=timezone.utc)
-    pts = tuple(
-        SeriesPoint(f"r{i}", f"{i:08x}", f"{i:08x}" * 5, t0 + timedelta(days=i), None if v is None else float(v))
-        for i, v in enumerate(values)
-    )
-    return SeriesData(SeriesKey("dashboard", "h100", tag, metric), pts)
-
-
 def nightly_speed(settings: DetectSettings, n_series: int = 500, n: int = 365, repeat: int = 3) -> dict:
     """detect_series over a year of nightlies for n_series series (a third with a step,
     a fifth with an outlier, 2% failed nights): the whole detect stage of one pass."""
@@ -227,7 +215,7 @@ def nightly_speed(settings: DetectSettings, n_series: int = 500, n: int = 365, r
         if k % 5 == 0:
             x[int(rng.integers(0, n))] *= 0.5
         vals: list[float | None] = [None if rng.random() < 0.02 else float(v) for v in x]
-        series.append(_nightly(vals, tag=f"k{k}"))
+        series.append(make_series(vals, kernel=f"k{k}"))
     best = cpu = math.inf
     moves = 0
     for _ in range(repeat):  # best of `repeat`; CPU time too, since the box is shared
@@ -270,7 +258,7 @@ def nightly_behaviour(settings: DetectSettings, seeds: int = 100) -> dict:
         for seed in range(seeds):
             x = 1.5 * np.exp(np.random.default_rng(base + seed).normal(0.0, 0.01, n))
             scenario(x)
-            ok += check(detect_series(_nightly(list(x)), settings))
+            ok += check(detect_series(make_series(x), settings))
         return ok
 
     def scale(sl: slice, f: float) -> Callable[[np.ndarray], None]:
@@ -306,16 +294,6 @@ def nightly_replay(settings: DetectSettings, seeds: int = 50, after: int = 10) -
     it was ever retracted (flapping), and the first night it is confirmed. For blips: whether
     any report ever said "confirmed" and whether all were retracted at the end.
     """
-    from service.detect import detect_series, reconcile
-
-    def replay(x: np.ndarray, start: int) -> list[list]:
-        stored: list = []
-        nights = []
-        for n in range(start, len(x) + 1):
-            stored = reconcile(stored, detect_series(_nightly(list(x[:n])), settings), settings)
-            nights.append(list(stored))
-            stored = [m for m in stored if m.state != "retracted"]
-        return nights
 
     out: dict[str, dict] = {}
     for label, factor, length in (("step_5pct", 0.95, None), ("step_10pct", 0.9, None),
@@ -325,7 +303,7 @@ def nightly_replay(settings: DetectSettings, seeds: int = 50, after: int = 10) -
         for seed in range(seeds):
             x = 1.5 * np.exp(np.random.default_rng(7000 + seed).normal(0.0, 0.01, 280 + after))
             x[280 : None if length is None else 280 + length] *= factor
-            nights = replay(x, 281)  # nights[0]: the first bad nightly has just arrived
+            nights = replay(x, 281, settings)  # nights[0]: the first bad nightly has just arrived
             if length is None:
                 seen = [k for k, ms in enumerate(nights) if any(m.state != "retracted" for m in ms)]
                 conf = [k for k, ms in enumerate(nights) if any(m.state == "confirmed" for m in ms)]
@@ -367,7 +345,7 @@ def false_provisional_rate(settings: DetectSettings, series: int = 60, nights: i
             for n in range(300 - nights, 301):
                 total += 1
                 alarms += any(n - int(m.first_bad.run_id[1:]) <= 3
-                              for m in detect_series(_nightly(list(x[:n])), settings))
+                              for m in detect_series(make_series(x[:n]), settings))
         out[kind] = {"series_nights": total, "false_reports": alarms, "rate": alarms / total}
     return out
 
@@ -401,7 +379,6 @@ def world_detection(settings: DetectSettings, seed: int = 101, nightlies: int = 
     world = generate_world(WorldSpec(seed=seed, nightlies=nightlies, with_git=False))
     docs = {"dashboard": world.dashboard(nightlies - 1), "pretuned": world.pretuned(nightlies - 1)}
     metrics = {"dashboard": DASHBOARD_METRICS, "pretuned": ("geomean", "best_speedup")}
-    night_of = {n.run_id: i for i, n in enumerate(world.nights)}
 
     def when(text: str) -> datetime:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -423,12 +400,11 @@ def world_detection(settings: DetectSettings, seed: int = 101, nightlies: int = 
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 
     found = exact = steps = noise_events = noise_flagged = 0
-    explained = set()
+    explained = world.explained()
     for lab in world.labels:
         ev = lab.event
-        explained |= {(ev.source, ev.platform_short, k, ev.night + d) for k in ev.kernels for d in range(-2, 3)}
         for key in lab.series:
-            near = sorted(abs(night_of.get(m.first_bad.run_id, -99) - ev.night) for m in moves.get(key, []))
+            near = sorted(abs(world.night_of(m.first_bad.run_id, -99) - ev.night) for m in moves.get(key, []))
             near = [d for d in near if d <= 2]
             if ev.cause == "noise":
                 noise_events += 1
@@ -438,7 +414,7 @@ def world_detection(settings: DetectSettings, seed: int = 101, nightlies: int = 
             found += bool(near)
             exact += bool(near) and near[0] == 0
     unexplained = sum(
-        (key[0], key[1], key[2], night_of.get(m.first_bad.run_id)) not in explained
+        (key[0], key[1], key[2], world.night_of(m.first_bad.run_id)) not in explained
         for key, ms in moves.items() for m in ms
     )
     return {

@@ -34,13 +34,6 @@ from tests.worlds import WorldSpec, generate_world
 RESULTS = Path(__file__).resolve().parent / "results" / "world_quality.json"
 
 
-def _night_of(world, run_id: str) -> int | None:
-    for i, n in enumerate(world.nights):
-        if n.run_id == run_id:
-            return i
-    return None
-
-
 def evaluate(seed: int, nightlies: int, workdir: Path) -> dict:
     world = generate_world(WorldSpec(seed=seed, nightlies=nightlies, repo_dir=str(workdir / f"helion-{seed}")))
     last = nightlies - 1
@@ -69,7 +62,7 @@ def evaluate(seed: int, nightlies: int, workdir: Path) -> dict:
         for key in lab.series:
             near = []
             for a in by_series.get(key, []):
-                n = _night_of(world, a["first_bad"]["run_id"])
+                n = world.night_of(a["first_bad"]["run_id"])
                 if n is not None and abs(n - ev.night) <= 2:
                     near.append((abs(n - ev.night), n, a))
             near.sort(key=lambda t: t[0])
@@ -90,15 +83,10 @@ def evaluate(seed: int, nightlies: int, workdir: Path) -> dict:
                 first_bad_ok=bool(hit and hit[1] == ev.night), culprit_ok=culprit_ok,
                 got=a["cause"] if a else None,
             ))
-    explained = set()
-    for lab in world.labels:
-        ev = lab.event
-        for k in ev.kernels:
-            for d in range(-2, 3):
-                explained.add((ev.source, ev.platform_short, k, ev.night + d))
+    explained = world.explained()
     false_alerts = 0
     for a in alerts:
-        n = _night_of(world, a["first_bad"]["run_id"])
+        n = world.night_of(a["first_bad"]["run_id"])
         if a["cause"] != "noise" and (a["source"], a["platform_short"], a["kernel"], n) not in explained:
             false_alerts += 1
     return dict(seed=seed, nightlies=nightlies, labels=len(world.labels), cases=cases,
@@ -188,15 +176,11 @@ def replay(seed: int, nightlies: int, start: int, workdir: Path) -> dict:
 
         series = store_status(s)["series"]
     store.dispose()
-    explained = set()
-    for lab in world.labels:
-        for k in lab.event.kernels:
-            for d in range(-2, 3):
-                explained.add((lab.event.source, lab.event.platform_short, k, lab.event.night + d))
+    explained = world.explained()
     false_ids = [
         i for i, a in alerts.items()
         if a["machine_cause"] != "noise"
-        and (a["source"], a["platform_short"], a["kernel"], _night_of(world, a["first_bad"]["run_id"])) not in explained
+        and (a["source"], a["platform_short"], a["kernel"], world.night_of(a["first_bad"]["run_id"])) not in explained
     ]
     delays = []
     for lab in world.labels:
@@ -205,7 +189,7 @@ def replay(seed: int, nightlies: int, start: int, workdir: Path) -> dict:
             continue
         hits = [seen_at[i] - ev.night for i, a in alerts.items()
                 if (a["source"], a["platform_short"], a["kernel"], a["metric"]) in lab.series
-                and abs((_night_of(world, a["first_bad"]["run_id"]) or -99) - ev.night) <= 2]
+                and abs((world.night_of(a["first_bad"]["run_id"]) or -99) - ev.night) <= 2]
         delays.append(min(hits) if hits else None)
     noise_shown = 0
     for lab in world.labels:
@@ -214,7 +198,7 @@ def replay(seed: int, nightlies: int, start: int, workdir: Path) -> dict:
             continue
         noise_shown += any(
             (a["source"], a["platform_short"], a["kernel"]) == (ev.source, ev.platform_short, ev.kernels[0])
-            and abs((_night_of(world, a["first_bad"]["run_id"]) or -99) - ev.night) <= 2
+            and abs((world.night_of(a["first_bad"]["run_id"]) or -99) - ev.night) <= 2
             and a["machine_cause"] != "noise" for a in alerts.values())
     return dict(
         seed=seed, nights_replayed=nightlies - start, series=series,

@@ -12,7 +12,7 @@ import pytest
 from service.config import DEFAULT_CONFIG
 from service.detect import DetectSettings, detect_series, nearest_move, reconcile
 from service.errors import BenchwatchError
-from tests.test_detect import T0, make_series, noisy
+from tests.test_detect import T0, make_series, noisy, replay
 
 S = DetectSettings()
 
@@ -151,14 +151,7 @@ def test_env_style_strings_are_coerced():
 
 
 def _replay(x, start):
-    """Detect + reconcile night by night from `start`, as the nightly pass does."""
-    stored: list = []
-    history = []
-    for n in range(start, len(x) + 1):
-        stored = reconcile(stored, detect_series(make_series(x[:n]), S), S)
-        history.append([(m.first_bad.run_id, m.state, m.nights_after) for m in stored])
-        stored = [m for m in stored if m.state != "retracted"]
-    return history
+    return [[(m.first_bad.run_id, m.state, m.nights_after) for m in night] for night in replay(x, start)]
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +64,22 @@ class World:
 
     def series_count(self) -> int:
         return len(self.sim.dash) + len(self.sim.pre)
+
+    @cached_property
+    def _night_index(self) -> dict[str, int]:
+        return {n.run_id: i for i, n in enumerate(self.nights)}
+
+    def night_of(self, run_id: str, default: int | None = None) -> int | None:
+        """The trend-night index of a nightly's run id (``default``: not a nightly)."""
+        return self._night_index.get(run_id, default)
+
+    def explained(self, margin: int = 2) -> set[tuple[str, str, str, int]]:
+        """(source, platform, kernel, night) a planted event accounts for, ± ``margin`` nights:
+        a move found there is not a false alert."""
+        return {
+            (lab.event.source, lab.event.platform_short, k, lab.event.night + d)
+            for lab in self.labels for k in lab.event.kernels for d in range(-margin, margin + 1)
+        }
 
 
 @lru_cache(maxsize=64)
