@@ -20,7 +20,7 @@ CAUSE_WORDS = {
     "hardware": "Hardware issue",
     "noise": "Noise",
 }
-MoveState = Literal["provisional", "confirmed", "retracted"]
+MoveState = Literal["provisional", "confirmed", "ended", "retracted"]
 Direction = Literal["regression", "improvement"]
 
 # The metric that stands for a kernel (the dashboard's headline, the pretuned geomean): it leads
@@ -103,9 +103,10 @@ class Move:
     change_pct: float  # (after - before) / before * 100
     direction: str  # "regression" or "improvement" (metric-aware)
     significance: float  # |log step| / robust noise sigma
-    state: str  # provisional | confirmed | retracted
+    state: str  # provisional | confirmed | ended | retracted
     nights_after: int  # trend nightlies seen at/after first_bad
     noise_sigma: float  # robust scatter of log values
+    end: RunRef | None = None  # state "ended": the first nightly back at the old level
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,9 @@ class Evidence:
     check: str  # e.g. "persistence", "helion_only", "timer_agreement", "breadth", ...
     verdict: str  # a cause it supports ("real", "method_change", "hardware", "noise") or "neutral"
     detail: str  # one sentence a person reads
+    # structured facts behind the sentence (counts, shas, values, "decisive"): code reads these,
+    # never the prose
+    facts: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,9 @@ class Classification:
     change_commit: RankedCommit | None = None
     candidates: tuple[RankedCommit, ...] = ()
     related: tuple[dict, ...] = field(default_factory=tuple)
+    # the mechanism under the cause (method_change: cudagraph | shapes | baseline | autotune |
+    # timer | harness; hardware: runner | driver | thermal | outage; real: code | heuristics)
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,8 +175,11 @@ class FactChange:
 
     kind: "cudagraph_flag" (a KERNEL_MAPPINGS entry gained/lost ``remove_flags: [--cudagraph]``),
     "num_inputs", "kernel_dropped"/"kernel_added" (a platform's `kernels*` default list),
-    "runner_label" (a workflow's runs-on/runner changed), "toolchain" (CUDA/ROCm/PyTorch pins).
-    ``suggests`` is the cause it points at ("method_change" or "hardware").
+    "runner_label" (a workflow's runs-on/runner changed), "toolchain" (CUDA/ROCm image or
+    runtime of this platform), "baseline_pin" (torch/triton/tritonbench pins: the baselines),
+    "autotune" (``HELION_AUTOTUNE_*`` settings), "linattn_shapes", "latency_mode",
+    "pretuned_baseline", "pretuned_cudagraph", "pretuned_timer", "pretuned_config".
+    ``suggests`` is the cause it points at ("method_change", "hardware" or "real").
     """
 
     kind: str
@@ -178,6 +188,10 @@ class FactChange:
     path: str = ""
     old: str | None = None
     new: str | None = None
+    # the kernels the fact is about (None: every kernel of the platform it was read for)
+    kernels: tuple[str, ...] | None = None
+    # the commit in the window that made the change, once attributed (40 hex)
+    commit: str | None = None
 
 
 @dataclass(frozen=True)

@@ -207,13 +207,17 @@ def test_matrix_include_labels_and_pip_pins_in_other_benchmark_workflows(tmp_pat
     after = {".github/workflows/benchmark.yml": RUNNER_WORKFLOW.format(b200="linux.dgx.b200.nvl", torch="2.10.0", wheel="cu130")}
     path, shas = _repo(tmp_path, after, base={**_files(), **before})
     facts = repo_fact_changes(path, shas[0], shas[-1], "b200", "sum")
-    assert _kinds(facts) == ["runner_label", "toolchain"]
+    # the torch pin defines the baselines (a method change); the CUDA wheel is the machine's toolchain
+    assert _kinds(facts) == ["baseline_pin", "runner_label", "toolchain"]
+    pin = next(f for f in facts if f.kind == "baseline_pin")
+    assert "torch==2.9.0" in (pin.old or "") and "torch==2.10.0" in (pin.new or "")
+    assert pin.suggests == "method_change"
     tool = next(f for f in facts if f.kind == "toolchain")
-    assert "torch==2.9.0" in (tool.old or "") and "torch==2.10.0" in (tool.new or "")
+    assert "cu129" in (tool.old or "") and "cu130" in (tool.new or "")
     assert all(f.path == ".github/workflows/benchmark.yml" for f in facts)
     # mi350x: same label; the torch pin moved (applies to every platform), the CUDA wheel did not
     mi = repo_fact_changes(path, shas[0], shas[-1], "mi350x", "sum")
-    assert _kinds(mi) == ["toolchain"]
+    assert _kinds(mi) == ["baseline_pin"]
     assert "cu13" not in (mi[0].new or "")
 
 

@@ -108,11 +108,33 @@ def test_single_outlier_in_the_middle_is_not_a_move(seed):
     assert detect_series(make_series(x), S) == []
 
 
-@pytest.mark.parametrize("length", [1, 2, 3])
-def test_blip_that_reverts_is_not_a_move(length):
+def test_one_bad_night_is_not_a_move():
+    x = noisy(200, 21)
+    x[100] *= 0.8
+    assert detect_series(make_series(x), S) == []
+
+
+@pytest.mark.parametrize("length", [2, 3])
+def test_blip_that_reverts_is_an_ended_excursion_never_a_live_move(length):
+    """In one series a blip is noise; reported as an *ended* move so the event stage can see many
+    kernels of one platform blipping together (a hardware episode) and drop the lone ones."""
     x = noisy(200, 21)
     x[100 : 100 + length] *= 0.8
-    assert detect_series(make_series(x), S) == []
+    (m,) = detect_series(make_series(x), S)
+    assert m.state == "ended"
+    assert (m.first_bad.run_id, m.end.run_id) == ("r100", f"r{100 + length}")
+    assert m.direction == "regression" and m.change_pct == pytest.approx(-20, abs=3)
+
+
+def test_week_long_excursion_is_one_episode_not_two_moves():
+    x = noisy(200, 22)
+    x[100:107] *= 0.85
+    (m,) = detect_series(make_series(x), S)
+    assert (m.state, m.first_bad.run_id, m.end.run_id) == ("ended", "r100", "r107")
+    # longer than episode_nights: a step and a recovery, two moves
+    y = noisy(200, 22)
+    y[100:130] *= 0.85
+    assert [mv.state for mv in detect_series(make_series(y), S)] == ["confirmed", "confirmed"]
 
 
 def test_small_step_below_the_magnitude_floor_is_ignored():

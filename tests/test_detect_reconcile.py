@@ -33,19 +33,26 @@ def test_reconcile_of_the_same_moves_is_identity():
     assert reconcile([], [], S) == []
 
 
-def test_a_provisional_step_that_reverts_is_retracted():
+def test_a_provisional_step_that_reverts_ends_and_is_matched_not_duplicated():
     x = noisy(120, 2)
     x[-2:] *= 0.85
     night_n = _moves(x)
     assert [m.state for m in night_n] == ["provisional"]
     y = np.append(x, x[-3])  # the next night is normal again: it was two bad nights
     night_n1 = _moves(y)
-    assert night_n1 == []
+    assert [(m.state, m.first_bad.run_id) for m in night_n1] == [("ended", night_n[0].first_bad.run_id)]
     out = reconcile(night_n, night_n1, S)
+    assert out == night_n1  # the stored move became the ended one; nothing retracted, nothing doubled
+
+
+def test_a_stored_move_that_vanishes_is_retracted():
+    x = noisy(120, 2)
+    x[-3:] *= 0.85
+    (m,) = _moves(x)
+    out = reconcile([m], [], S)
     assert len(out) == 1 and out[0].state == "retracted"
-    assert dataclasses.replace(out[0], state=night_n[0].state) == night_n[0]
-    # a stored retracted move that stays gone is not reported again
-    assert reconcile(out, night_n1, S) == []
+    assert dataclasses.replace(out[0], state=m.state) == m
+    assert reconcile(out, [], S) == []  # a stored retracted move that stays gone is not reported again
 
 
 def test_first_bad_shift_by_one_night_is_the_same_move():
@@ -167,14 +174,14 @@ def test_replay_real_step_is_heard_on_the_second_night_and_never_retracted(seed)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_replay_two_night_blip_is_reported_then_retracted(seed):
+def test_replay_two_night_blip_is_reported_then_ends(seed):
+    """Per series the blip ends; the detect pass retracts a lone one (tests/test_loop_e2e.py)."""
     x = noisy(130, 50 + seed)
     x[120:122] *= 0.85
     history = _replay(x, 120)
     assert history[1] == []
     assert history[2] == [("r120", "provisional", 2)]
-    assert history[3] == [("r120", "retracted", 2)]
-    assert all(night == [] for night in history[4:])
+    assert all(night == [("r120", "ended", 2)] for night in history[3:])
 
 
 def test_stored_moves_with_naive_utc_dates_still_match():

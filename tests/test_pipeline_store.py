@@ -234,10 +234,11 @@ def test_alert_json_fields_and_filters(store, world):
             list_alerts(s, status="closed")
     assert set(data) == {
         "id", "group_id", "state", "status", "created_at", "source", "platform_short", "kernel",
-        "metric", "cause", "machine_cause", "human_cause", "direction", "confidence", "last_good",
-        "first_bad", "before", "after", "change_pct", "true_speedup", "true_speedup_reason",
+        "metric", "cause", "kind", "machine_cause", "human_cause", "direction", "confidence", "last_good",
+        "first_bad", "end", "before", "after", "change_pct", "true_speedup", "true_speedup_reason",
         "culprit", "change_commit", "candidates", "evidence", "related", "history",
     }
+    assert data["end"] is None  # a live move has no end
     assert listed == [data]
     assert data["first_bad"] == {"run_id": "1010", "sha": _sha(10)[:8], "full_sha": _sha(10),
                                  "date": "2026-03-11T08:00:00Z", "value": 1.5}

@@ -12,6 +12,7 @@ import ast
 from functools import lru_cache
 import re
 from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import yaml
@@ -125,14 +126,14 @@ def _run_py_facts(old: str | None, new: str | None, kernel: str) -> list[FactCha
         out.append(FactChange(
             kind="cudagraph_flag", detail=f"{RUN_PY}: {kernel} speedup is {now}", suggests="method_change",
             path=RUN_PY, old="no cudagraph" if _drops_cudagraph(a) else "cudagraph",
-            new="no cudagraph" if _drops_cudagraph(b) else "cudagraph",
+            new="no cudagraph" if _drops_cudagraph(b) else "cudagraph", kernels=(kernel,),
         ))
     if a.get("num_inputs") != b.get("num_inputs"):
         old_n = "default" if a.get("num_inputs") is None else str(a.get("num_inputs"))
         new_n = "default" if b.get("num_inputs") is None else str(b.get("num_inputs"))
         out.append(FactChange(
             kind="num_inputs", detail=f"{RUN_PY}: {kernel} num_inputs {old_n} -> {new_n} (different input shapes)",
-            suggests="method_change", path=RUN_PY, old=old_n, new=new_n,
+            suggests="method_change", path=RUN_PY, old=old_n, new=new_n, kernels=(kernel,),
         ))
     return out
 
@@ -191,12 +192,12 @@ def _dispatch_facts(old: str | None, new: str | None, platform: str, kernel: str
     if kernel in before and kernel not in after:
         return [FactChange(
             kind="kernel_dropped", detail=f"{DISPATCH}: {platform} no longer runs {kernel} (removed from {inputs} default)",
-            suggests="method_change", path=DISPATCH, old="runs", new="not run",
+            suggests="method_change", path=DISPATCH, old="runs", new="not run", kernels=(kernel,),
         )]
     if kernel not in before and kernel in after:
         return [FactChange(
             kind="kernel_added", detail=f"{DISPATCH}: {platform} now runs {kernel} (added to {inputs} default)",
-            suggests="method_change", path=DISPATCH, old="not run", new="runs",
+            suggests="method_change", path=DISPATCH, old="not run", new="runs", kernels=(kernel,),
         )]
     return []
 
@@ -274,12 +275,38 @@ def _family_applies(pin: str, platform: str) -> bool:
     )
 
 
-def _workflow_settings(
-    docs: dict[str, Any], platform: str, rules: SliceRules
-) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(runner labels, toolchain values) that apply to ``platform``, keyed by workflow path."""
-    runners: dict[str, set[str]] = {}
-    tools: dict[str, set[str]] = {}
+_BASELINE_PIN = re.compile(
+    r"\b(?:torch|pytorch|pytorch-triton|triton|jax|libtpu|torch_xla|torch-xla)\s*(?:==|>=|<=|~=)\s*[\w.*+-]+"
+)
+_BASELINE_KEYS = ("torch-version", "pytorch-version", "triton-version")
+_TIMER_FLAG = re.compile(r"--latency-measure-mode[= ]+[\w-]+|--cudagraph\b|--measure-compile-time\b")
+# autotune knobs that change which config Helion runs (the log level does not)
+_AUTOTUNE_IGNORED = ("HELION_AUTOTUNE_LOG_LEVEL",)
+
+
+@dataclass
+class WorkflowSettings:
+    """What the benchmark workflows say about one platform, keyed by workflow path.
+
+    runners/tools describe the machine (hardware); pins, tuning and timers describe how the
+    numbers are measured (the method): torch/triton pins define the baselines, HELION_AUTOTUNE_*
+    which config Helion runs, and the command's timer flags which clock is read.
+    """
+
+    runners: dict[str, set[str]] = field(default_factory=dict)
+    tools: dict[str, set[str]] = field(default_factory=dict)
+    pins: dict[str, set[str]] = field(default_factory=dict)
+    tuning: dict[str, set[str]] = field(default_factory=dict)
+    timers: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _add(table: dict[str, set[str]], path: str, value: str) -> None:
+    table.setdefault(path, set()).add(value)
+
+
+def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -> WorkflowSettings:
+    """Runner labels, toolchain values, pins, autotune settings and timer flags for ``platform``."""
+    out = WorkflowSettings()
     by_len = sorted(rules.platforms, key=len, reverse=True)
     for path, doc in docs.items():
         jobs = doc.get("jobs") if isinstance(doc, dict) else None
@@ -291,6 +318,17 @@ def _workflow_settings(
             jn = str(job_name).lower().replace("-", "_")
             job_platform = next((p for p in by_len if jn.endswith(p)), None)
             for plat, key, value in _walk(job, job_platform):
+                mine = plat is None or plat == platform
+                if isinstance(key, str) and key.startswith("HELION_AUTOTUNE") and key not in _AUTOTUNE_IGNORED:
+                    text = _scalar(value)
+                    if mine and text is not None:
+                        _add(out.tuning, path, f"{key}={text}")
+                    continue
+                if key in _BASELINE_KEYS:
+                    text = _scalar(value)
+                    if mine and text:
+                        _add(out.pins, path, f"{key}: {text}")
+                    continue
                 if key in _RUNNER_KEYS or key in _TOOLCHAIN_KEYS or key == "container":
                     text = _scalar(value)
                     if not text:
@@ -298,20 +336,26 @@ def _workflow_settings(
                     if key in _RUNNER_KEYS:
                         targets = {plat} if plat else _label_platforms(text, rules)
                         if platform in targets:
-                            runners.setdefault(path, set()).add(text)
+                            _add(out.runners, path, text)
                         continue
                     name = "image" if key == "container" else key
                     if (plat == platform) or (plat is None and _family_applies(text, platform)):
-                        tools.setdefault(path, set()).add(f"{name}: {text}")
+                        _add(out.tools, path, f"{name}: {text}")
                     continue
-                if not isinstance(value, str) or (plat is not None and plat != platform):
+                if not isinstance(value, str) or not mine:
                     continue
-                for pat in _PIN_PATTERNS:
+                for m in _TIMER_FLAG.finditer(value):
+                    _add(out.timers, path, " ".join(m.group(0).split()))
+                for m in _BASELINE_PIN.finditer(value):
+                    pin = m.group(0)
+                    if plat == platform or _family_applies(pin, platform):
+                        _add(out.pins, path, pin)
+                for pat in _PIN_PATTERNS[1:]:
                     for m in pat.finditer(value):
                         pin = m.group(0)
                         if plat == platform or _family_applies(pin, platform):
-                            tools.setdefault(path, set()).add(pin)
-    return runners, tools
+                            _add(out.tools, path, pin)
+    return out
 
 
 @lru_cache(maxsize=128)
@@ -335,29 +379,49 @@ def _fmt(values: set[str]) -> str:
 
 
 def _workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules) -> list[FactChange]:
+    """Per (window, platform), cached: every kernel of a platform's event asks the same question."""
+    key = (str(repo), lg, fb, platform, id(rules))
+    if key not in _WORKFLOW_FACTS:
+        if len(_WORKFLOW_FACTS) > 4096:
+            _WORKFLOW_FACTS.clear()
+        _WORKFLOW_FACTS[key] = tuple(_read_workflow_facts(repo, lg, fb, platform, rules))
+    return list(_WORKFLOW_FACTS[key])
+
+
+_WORKFLOW_FACTS: dict[tuple, tuple[FactChange, ...]] = {}
+
+
+def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules) -> list[FactChange]:
     texts_old, texts_new = _benchmark_workflows(repo, lg), _benchmark_workflows(repo, fb)
     docs_old = {p: d for p, t in texts_old.items() if isinstance(d := _load_yaml(t), dict)}
     docs_new = {p: d for p, t in texts_new.items() if isinstance(d := _load_yaml(t), dict)}
     # only files that parse at both ends are compared: a broken or new file is no evidence
     common = sorted(set(docs_old) & set(docs_new))
-    run_old, tool_old = _workflow_settings({p: docs_old[p] for p in common}, platform, rules)
-    run_new, tool_new = _workflow_settings({p: docs_new[p] for p in common}, platform, rules)
+    old = _workflow_settings({p: docs_old[p] for p in common}, platform, rules)
+    new = _workflow_settings({p: docs_new[p] for p in common}, platform, rules)
     out: list[FactChange] = []
     for path in common:
-        a, b = run_old.get(path, set()), run_new.get(path, set())
+        a, b = old.runners.get(path, set()), new.runners.get(path, set())
         if a != b and a and b:
             out.append(FactChange(
                 kind="runner_label", detail=f"{path}: {platform} runner label {_fmt(a)} -> {_fmt(b)}",
                 suggests="hardware", path=path, old=_fmt(a), new=_fmt(b),
             ))
-    for path in common:
-        a, b = tool_old.get(path, set()), tool_new.get(path, set())
-        if a != b and (a or b):
-            gone, came = a - b, b - a
-            out.append(FactChange(
-                kind="toolchain", detail=f"{path}: {platform} toolchain {_fmt(gone)} -> {_fmt(came)}",
-                suggests="hardware", path=path, old=_fmt(gone), new=_fmt(came),
-            ))
+    specs = (
+        ("toolchain", "hardware", "toolchain", "tools"),
+        ("baseline_pin", "method_change", "baseline pins (torch/triton: the baselines)", "pins"),
+        ("autotune", "method_change", "autotune settings", "tuning"),
+        ("latency_mode", "method_change", "benchmark timer flags", "timers"),
+    )
+    for kind, suggests, words, attr in specs:
+        for path in common:
+            a, b = getattr(old, attr).get(path, set()), getattr(new, attr).get(path, set())
+            if a != b and (a or b):
+                gone, came = a - b, b - a
+                out.append(FactChange(
+                    kind=kind, detail=f"{path}: {platform} {words} {_fmt(gone)} -> {_fmt(came)}",
+                    suggests=suggests, path=path, old=_fmt(gone), new=_fmt(came),
+                ))
     return out
 
 
@@ -366,39 +430,85 @@ def _workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRul
 
 def repo_fact_changes(
     repo: Path | None, last_good_full: str, first_bad_full: str, platform_short: str, kernel: str,
-    rules: SliceRules | None = None,
+    rules: SliceRules | None = None, *, source: str = "dashboard", changed_paths: frozenset[str] | None = None,
 ) -> list[FactChange]:
-    """Method/runner facts that differ between the two ends of a window ([] without a clone)."""
+    """Method/runner facts that differ between the two ends of a window ([] without a clone).
+
+    ``changed_paths`` (every file the window's commits touch, when the window is known) lets a
+    reader skip files no commit touched: they are the same at both ends.
+    """
     if repo is None:
         return []
     lg, fb = git.validate_sha(last_good_full), git.validate_sha(first_bad_full)
     if lg == fb:
         return []
-    try:
-        if not (git.has_commit(repo, lg) and git.has_commit(repo, fb)):
-            return []
-    except BenchwatchError:
+    if not (_has_commit(repo, lg) and _has_commit(repo, fb)):
         return []
-    key = (str(repo), lg, fb, platform_short, kernel, id(rules))
+    key = (str(repo), lg, fb, platform_short, kernel, id(rules), source)
     if key not in _FACTS:
         if len(_FACTS) > 8192:
             _FACTS.clear()
-        _FACTS[key] = tuple(_fact_changes(repo, lg, fb, platform_short, kernel, rules))
+        _FACTS[key] = tuple(_fact_changes(repo, lg, fb, platform_short, kernel, rules, source, changed_paths))
     return list(_FACTS[key])
 
 
 _FACTS: dict[tuple, tuple[FactChange, ...]] = {}  # both ends present: the files there never change
 
 
+_PRESENT: set[tuple[str, str]] = set()
+
+
+def _has_commit(repo: Path, sha: str) -> bool:
+    """Whether the clone has a commit; only a yes is remembered (a later fetch can turn a no)."""
+    if (str(repo), sha) in _PRESENT:
+        return True
+    try:
+        ok = git.has_commit(repo, sha)
+    except BenchwatchError:
+        return False
+    if ok:
+        if len(_PRESENT) > 100_000:
+            _PRESENT.clear()
+        _PRESENT.add((str(repo), sha))
+    return ok
+    _has_commit_cached.cache_clear() if _has_commit_cached.cache_info().currsize > 4000 else None
+    return False
+
+
+def _touched(changed: frozenset[str] | None, path: str) -> bool:
+    return changed is None or path in changed or any(p.startswith(path) for p in changed if path.endswith("/"))
+
+
 def _fact_changes(
-    repo: Path, lg: str, fb: str, platform_short: str, kernel: str, rules: SliceRules | None
+    repo: Path, lg: str, fb: str, platform_short: str, kernel: str, rules: SliceRules | None,
+    source: str = "dashboard", changed: frozenset[str] | None = None,
 ) -> list[FactChange]:
+    from service.culprit import harness_facts as hf
+
     try:
         rules = rules or load_rules()
     except BenchwatchError:
         rules = None  # type: ignore[assignment]
-    out = _run_py_facts(_show(repo, lg, RUN_PY), _show(repo, fb, RUN_PY), kernel)
-    out += _dispatch_facts(_show(repo, lg, DISPATCH), _show(repo, fb, DISPATCH), platform_short, kernel)
-    if rules is not None:
+    out: list[FactChange] = []
+
+    def pair(path: str) -> tuple[str | None, str | None]:
+        return _show(repo, lg, path), _show(repo, fb, path)
+
+    if source == "pretuned":
+        out += hf.pretuned_facts(lambda sha, path: _show(repo, sha, path), lg, fb, kernel,
+                                 set(changed) if changed is not None else {
+                                     hf.pretuned_kernel_file(kernel), hf.PRETUNED_BENCH})
+    else:
+        if _touched(changed, RUN_PY):
+            out += _run_py_facts(*pair(RUN_PY), kernel)
+        if _touched(changed, DISPATCH):
+            out += _dispatch_facts(*pair(DISPATCH), platform_short, kernel)
+        if _touched(changed, hf.LINATTN):
+            out += hf.linattn_facts(*pair(hf.LINATTN), kernel)
+        if platform_short == "tpu" and _touched(changed, hf.RUN_TPU):
+            out += hf.tpu_facts(*pair(hf.RUN_TPU), kernel)
+        if _touched(changed, hf.TRITONBENCH_PIN):
+            out += hf.tritonbench_facts(*pair(hf.TRITONBENCH_PIN))
+    if rules is not None and (changed is None or any(p.startswith(WORKFLOWS + "/benchmark") for p in changed)):
         out += _workflow_facts(repo, lg, fb, platform_short, rules)
     return out

@@ -60,6 +60,7 @@ class Step:
     before: float  # median of the previous segment (in the analysed scale)
     after: float  # median of the new segment
     significance: float  # |after - before| / sigma
+    end: int | None = None  # an episode: first index back at the old level (the regime ended)
 
 
 # below this many points the full-resolution search is cheap (< 0.5 ms): no coarse pass
@@ -189,7 +190,8 @@ def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: 
 
 
 def _drop_blips(x: np.ndarray, cps: list[int], s: DetectSettings) -> list[int]:
-    """Remove short excursions that come back: a blip is noise, not a regression + a fix."""
+    """Remove short excursions that come back: in one series a blip is noise, not a regression
+    and a fix (`_excursions` reports them separately, as ended moves, for the event stage)."""
     if s.revert_nights <= 0:
         return cps
     changed = True
@@ -205,6 +207,57 @@ def _drop_blips(x: np.ndarray, cps: list[int], s: DetectSettings) -> list[int]:
                 changed = True
                 break
     return cps
+
+
+def _excursions(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool) -> list[Step]:
+    """Short runs of nights that left their segment's level and came back: 2..revert_nights
+    nights in a row, each beyond min_significance sigmas on the same side, with a normal night
+    after. One series alone calls this noise; the event stage decides whether many kernels of a
+    platform did it together (a hardware episode with a start and an end)."""
+    out: list[Step] = []
+    bounds = [0, *cps, x.size]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        seg = x[a:b]
+        if seg.size < s.min_size + 2:
+            continue
+        level = float(_median(seg))
+        dev = (seg - level) / sigma
+        i = 1
+        while i < seg.size:
+            sign = 1.0 if dev[i] >= s.min_significance else -1.0 if dev[i] <= -s.min_significance else 0.0
+            if not sign:
+                i += 1
+                continue
+            j = i
+            while j < seg.size and dev[j] * sign >= s.min_significance:
+                j += 1
+            if 2 <= j - i <= s.revert_nights and j < seg.size:
+                inner = float(_median(seg[i:j]))
+                if _relative_ok(level, inner, s, log):
+                    out.append(Step(a + i, level, inner, abs(inner - level) / sigma, end=a + j))
+            i = j
+    return out
+
+
+def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings) -> tuple[list[int], list[tuple[int, int]]]:
+    """Kept steps that go out and come back within ``episode_nights``: (remaining cps, episodes)."""
+    if s.episode_nights <= s.revert_nights or len(cps) < 2:
+        return cps, []
+    lv = _levels(x, cps)
+    bounds = [0, *cps, x.size]
+    out, eps, i = [], [], 0
+    while i < len(cps):
+        if i + 1 < len(cps):
+            length = bounds[i + 2] - bounds[i + 1]
+            step = abs(lv[i + 1] - lv[i])
+            back = abs(lv[i + 2] - lv[i])
+            if length <= s.episode_nights and back <= s.revert_tolerance * step:
+                eps.append((cps[i], cps[i + 1]))
+                i += 2
+                continue
+        out.append(cps[i])
+        i += 1
+    return out, eps
 
 
 def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool) -> list[int]:
@@ -267,11 +320,19 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], f
     cps = _prune(x, cps, sig, s, log)
     if cps and _young_and_reverted(x, cps, s):
         cps.pop()
+    cps, long_eps = _pair_episodes(x, cps, s)
     cps = _tail(x, cps, sig, s, log)
     lv = _levels(x, cps)
     out = [
         Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig) for i, c in enumerate(cps)
     ]
+    for a, b in long_eps:  # a kept step out and one back: one episode
+        before = float(_median(x[max(0, a - 2 * s.episode_nights):a]))
+        inner = float(_median(x[a:b]))
+        out.append(Step(a, before, inner, abs(inner - before) / sig, end=b))
+    tail_start = cps[-1] if cps and x.size - cps[-1] < s.min_size else None
+    out += [e for e in _excursions(x, cps, sig, s, log) if tail_start is None or e.index < tail_start]
+    out.sort(key=lambda st: st.index)
     return out, sig
 
 
@@ -285,4 +346,4 @@ def change_points(
             raise ValueError("log=True needs positive values")
         x = np.log(x)
     found, _ = steps(x, settings, log=log)
-    return [st.index for st in found]
+    return [st.index for st in found if st.end is None]

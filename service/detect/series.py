@@ -46,9 +46,13 @@ def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
         return []
     values = np.fromiter((p.value for p in pts), dtype=float, count=len(pts))
     found, sigma = steps(np.log(values), settings, log=True)
-    bounds = [0, *(st.index for st in found), len(pts)]
     moves: list[Move] = []
-    for k, st in enumerate(found):
+    steps_ = [st for st in found if st.end is None]
+    bounds = [0, *(st.index for st in steps_), len(pts)]
+    for st in found:
+        if st.end is not None:
+            moves.append(_episode(series, pts, values, st, sigma))
+    for k, st in enumerate(steps_):
         i = st.index
         before = float(np.median(values[bounds[k] : i]))
         after = float(np.median(values[i : bounds[k + 2]]))
@@ -68,4 +72,17 @@ def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
                 noise_sigma=float(sigma),
             )
         )
+    moves.sort(key=lambda m: m.first_bad.date)
     return moves
+
+
+def _episode(series: SeriesData, pts: list[SeriesPoint], values: np.ndarray, st, sigma: float) -> Move:
+    """An excursion that came back: one move from its first night to its end."""
+    i, j = st.index, st.end
+    before, after = float(np.exp(st.before)), float(np.median(values[i:j]))
+    return Move(
+        key=series.key, last_good=_ref(pts[i - 1]), first_bad=_ref(pts[i]), before=before, after=after,
+        change_pct=(after - before) / before * 100.0, direction=direction_of(series.key.metric, before, after),
+        significance=float(st.significance), state="ended", nights_after=j - i, noise_sigma=float(sigma),
+        end=_ref(pts[j]) if j < len(pts) else None,
+    )

@@ -46,6 +46,9 @@ class DetectSettings(BaseModel):
     # (fraction of the excursion) of the old level is noise, not two steps
     revert_nights: int = Field(4, ge=0, le=60)
     revert_tolerance: float = Field(0.5, ge=0, le=1)
+    # a step that comes back to the old level within this many nightlies is one episode with an
+    # end (e.g. a week of thermal throttling), not two moves; <= revert_nights turns it off
+    episode_nights: int = Field(14, ge=0, le=120)
     # reconcile: a fresh move is the stored one if its first-bad is within this many nights
     match_nights: int = Field(2, ge=0, le=30)
     # a confirmed move this many nightlies old keeps its stored verdict: its evidence has settled,

@@ -118,6 +118,8 @@ def _title(view: dict) -> str:
     alerts = view["alerts"]
     where = ", ".join(view["platforms"]) or (view["platform_short"] or "several platforms")
     words = cause_words(view["cause"], _direction(alerts))
+    if view.get("kind") and view["cause"] != "noise" and not view["cause_by_human"]:
+        words += f" ({escape(view['kind'])})"
     if view["cause"] == "noise" and view["cause_by_human"]:
         return f"Retracted: on-call marked the move on {where} as noise"
     if view["state"] == "retracted" or view["cause"] == "noise":
@@ -125,6 +127,11 @@ def _title(view: dict) -> str:
     if view["all_closed"]:
         closed = "dismissed" if set(view["statuses"]) == {"dismissed"} else "resolved"
         return f"{words} on {where} ({closed})"
+    if view["state"] == "ended":
+        end = view.get("end") or {}
+        when = (end.get("date") or "")[:10]
+        sha = f" ({end['sha']})" if end.get("sha") else ""
+        return f"{words} on {where}: recovered on {when or 'a later nightly'}{sha}"
     return f"{words} on {where} ({view['state']})"
 
 

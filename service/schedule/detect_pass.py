@@ -7,8 +7,9 @@ kernel or platform without storing anything, for a person asking "what happened 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -124,7 +125,12 @@ class Stages:
         self._detect, self._reconcile, self._nearest = detect_series, reconcile, nearest_move
         self._classify, self._classify_group, self._Ctx = classify_move, classify_group, MoveContext
         self._window_fn, self._rank, self._facts_fn = window.commit_window, rank, facts.repo_fact_changes
+        from service.classify.explain import load_table
+
+        self.table = load_table()
         self._facts: dict[tuple, tuple] = {}
+        self._attributed: dict[tuple, Any] = {}
+        self._code: dict[tuple[str, str], int] = {}
         self._windows: dict[tuple[str, str], Any] = {}
         self._ranked: dict[tuple, tuple] = {}
         self._changes: dict[tuple[str, str], tuple] = {}
@@ -161,16 +167,66 @@ class Stages:
             )
         return self._changes[k]
 
-    def facts(self, move: Move):
-        """Method/runner facts read from Helion's files at both ends of the window."""
-        k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, move.key.kernel)
+    def facts(self, move: Move) -> tuple:
+        """Method/runner facts read from Helion's files at both ends of the window, for this
+        move's platform and kernel (only files some commit of the window touched are read)."""
+        k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, move.key.kernel,
+             move.key.source)
         if k not in self._facts:
+            w = self.window(move)
+            changed = frozenset(f for c in w.commits for f in c.files) if w is not None and w.complete else None
             try:
-                self._facts[k] = tuple(self._facts_fn(self.repo, *k, self.rules))
+                self._facts[k] = tuple(self._facts_fn(
+                    self.repo, *k[:4], self.rules, source=move.key.source, changed_paths=changed))
             except BenchwatchError as exc:
                 log.warning("repo facts: %s", exc.message)
                 self._facts[k] = ()
         return self._facts[k]
+
+    def code_commits(self, window) -> int:
+        """How many commits of a window change Helion's code (not docs, tests or the harness)."""
+        k = (window.last_good, window.first_bad)
+        if k not in self._code:
+            from service.culprit.rank import classify_file
+
+            self._code[k] = sum(
+                1 for c in window.commits if any(classify_file(f, self.rules) == "code" for f in c.files)
+            )
+        return self._code[k]
+
+    def attribute(self, move: Move, fact):
+        """The commit of the window that made ``fact`` true: the first commit touching the fact's
+        file after which the same fact reads from the last-good end (so it is scoped to this
+        platform and kernel, never "some harness commit in the window")."""
+        from service.records import RankedCommit
+
+        w = self.window(move)
+        if w is None or not w.complete or not w.commits or self.repo is None:
+            return None
+        k = (w.last_good, w.first_bad, fact.kind, fact.path, move.key.platform_short, move.key.kernel)
+        if k in self._attributed:
+            return self._attributed[k]
+        touching = [c for c in w.commits if fact.path and any(f == fact.path or f.startswith(fact.path.rstrip("/") + "/")
+                                                                 for f in c.files)]
+        found = None
+        if len(touching) == 1:
+            found = touching[0]
+        else:
+            for c in touching:
+                try:
+                    got = self._facts_fn(self.repo, w.last_good, c.full_sha, move.key.platform_short,
+                                         move.key.kernel, self.rules, source=move.key.source)
+                except BenchwatchError:
+                    continue
+                if any(g.kind == fact.kind and g.path == fact.path for g in got):
+                    found = c
+                    break
+        out = None
+        if found is not None:
+            out = RankedCommit(found.sha, found.full_sha, found.subject, found.date, 1.0,
+                               (f"changes {fact.path}: {fact.detail}",))
+        self._attributed[k] = out
+        return out
 
     def context(self, **kw):
         return self._Ctx(**kw)
@@ -390,9 +446,22 @@ def _detect_source(
             moves[sid] = stages.reconcile(previous, stages.detect(view.data[sid]))
         elif previous:
             moves[sid] = previous
-    index = NightIndex([m for ms in moves.values() for m in ms if m.state != "retracted"], view)
+    # 2. events: the live moves of the source grouped by platform and nightly, each group
+    #    explained as a whole; its members take its verdict
+    from service.classify import group_moves
+    from service.schedule.events import explain_groups, move_key
 
-    # 2. classify + store the moves of the changed series
+    live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
+    lone = _lone_blips(live, view, stages)
+    live = [m for m in live if move_key(m) not in lone]
+    groups = group_moves(live)
+    verdicts = explain_groups(stages, view, groups)
+    cls_of: dict[tuple, Classification] = {}
+    for gv in verdicts.values():
+        cls_of.update(gv.members)
+    noise_blips = lone | {k for gv in verdicts.values() for k in gv.blips}
+
+    # 3. store the moves of the changed series
     touched_groups: set[int] = set()
     newest = len(view.trend) - 1
     for sid in sorted(changed):
@@ -401,16 +470,18 @@ def _detect_source(
             lg_pk, fb_pk = view.pk_of.get(move.last_good.run_id), view.pk_of.get(move.first_bad.run_id)
             if lg_pk is None or fb_pk is None:
                 continue
-            if _settled(move, fb_pk, stored.get(sid, []), view, newest, stages.dset.settle_nights):
-                summary.moves += 1
-                continue
             cls = None
+            if move_key(move) in noise_blips:
+                move = dataclasses.replace(move, state="retracted")  # a lone blip: noise, not an episode
             if move.state != "retracted":
-                ctx = build_context(stages, view, ref, move, index)
-                cls = stages.classify(ctx)
+                cls = cls_of.get(move_key(move))
                 summary.moves += 1
+            if cls is not None and _settled(move, fb_pk, stored.get(sid, []), view, newest,
+                                            stages.dset.settle_nights, cls):
+                continue
+            end_pk = view.pk_of.get(move.end.run_id) if move.end is not None else None
             out = upsert_alert(
-                session, MoveRecord(sid, move, cls, lg_pk, fb_pk), view.ordinal, now,
+                session, MoveRecord(sid, move, cls, lg_pk, fb_pk, end_pk), view.ordinal, now,
                 alerts=stored.get(sid, []),
             )
             if out.action in ("created", "reopened"):
@@ -424,12 +495,39 @@ def _detect_source(
                 touched_groups.add(a.group_id)
     session.flush()
 
-    # 3. regroup every live alert of the source (cheap: a few hundred rows at most)
-    _regroup(session, stages, view, now, summary, touched_groups)
+    # 4. regroup every live alert of the source (cheap: a few hundred rows at most)
+    by_member = {k: gv for gv in verdicts.values() for k in gv.members}
+    _regroup(session, stages, view, now, summary, touched_groups, by_member)
+
+
+def _lone_blips(moves: list[Move], view: SourceView, stages: Stages) -> set[tuple]:
+    """Short ended excursions without enough company on their platform and night (±1) to be a
+    hardware episode: noise, dropped before any event is explained (most nights have a few)."""
+    from service.schedule.events import move_key
+
+    short = [m for m in moves if m.state == "ended" and m.nights_after <= stages.dset.revert_nights]
+    if not short:
+        return set()
+    night: dict[str, int | None] = {}
+    kernels: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for m in short:
+        o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
+        night[m.first_bad.run_id] = o
+        if o is not None:
+            kernels[(m.key.platform_short, o)].add(m.key.kernel)
+    need = stages.cset.group_min_kernels
+    out = set()
+    for m in short:
+        o = night[m.first_bad.run_id]
+        company = set() if o is None else set().union(
+            *(kernels.get((m.key.platform_short, o + d), set()) for d in (-1, 0, 1)))
+        if len(company) < need:
+            out.add(move_key(m))
+    return out
 
 
 def _settled(move: Move, fb_pk: int, alerts: Sequence[Alert], view: SourceView, newest: int,
-             settle_nights: int) -> bool:
+             settle_nights: int, cls: Classification) -> bool:
     """An old confirmed move whose stored alert already says the same thing: nothing to redo."""
     if move.state != "confirmed":
         return False
@@ -438,21 +536,26 @@ def _settled(move: Move, fb_pk: int, alerts: Sequence[Alert], view: SourceView, 
         return False
     return any(
         a.first_bad_run_pk == fb_pk and a.state == "confirmed" and a.direction == move.direction
+        and a.cause == cls.cause and a.kind == cls.kind
         for a in alerts
     )
 
 
 def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
-             summary: DetectSummary, touched: set[int]) -> None:
+             summary: DetectSummary, touched: set[int], by_member: dict[tuple, Any] | None = None) -> None:
     """Group every live alert of the source again and upsert the groups.
 
     Platform groups hold alerts; a cross-platform parent (several platforms stepped on one
     nightly) holds the platform groups as children, never the alerts themselves, so each
     alert sits in exactly one platform group and Slack gets one message per group.
-    A group's revision (which edits its Slack message) bumps only when what the message
-    says changes: the group's cause, state or nightly, or who is in it. A member flipping
-    its own verdict back and forth inside an unchanged group edits nothing.
+    A platform group's cause is its event's verdict (`events.explain_groups`), unless on-call
+    reclassified members: then the latest human decision stands. A group's revision (which
+    edits its Slack message) bumps only when what the message says changes.
     """
+    from service.classify import group_moves
+    from service.schedule.events import move_key
+
+    by_member = by_member or {}
     alerts = [
         a for a in session.scalars(
             select(Alert).where(Alert.series_id.in_([r.series_id for r in view.refs])).order_by(Alert.id)
@@ -468,25 +571,29 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         m = alert_move(a, ref_by_id[a.series_id].key, view.runs)
         members.append((m, _stored_classification(a)))
         by_move[_move_key(m)] = a
-    from service.classify import group_moves
 
     groups = group_moves([m for m, _ in members])
     cls_of = {_move_key(m): c for m, c in members}
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
+    decided: dict[int, tuple[str, str, int]] = {}  # id(MoveGroup) -> (cause, kind, kernels)
     for group in groups:  # platform groups come before their parent
         gmoves = list(group.moves)
-        verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves], group.first_bad_run_id)
         fb_pk = view.pk_of[group.first_bad_run_id]
         state = group_state(m.state for m in gmoves)
-        cause, conf, evidence = _verdict_cause(verdict), _verdict_confidence(verdict), _verdict_evidence(verdict)
         if group.platform_short is None:
+            cause, kind, conf, evidence = _parent_verdict(group, decided)
             rec = GroupRecord(view.source, fb_pk, None, cause, conf, evidence, state,
-                              child_ids=tuple(stored_of[id(c)] for c in group.children))
+                              child_ids=tuple(stored_of[id(c)] for c in group.children), kind=kind)
         else:
             alert_rows = [by_move[_move_key(m)] for m in gmoves]
+            cause, kind, conf, evidence = _platform_verdict(
+                stages, gmoves, alert_rows, cls_of, by_member, group.first_bad_run_id, move_key)
+            decided[id(group)] = (cause, kind, len(group.kernels))
+            ends = [a.end_run_pk for a in alert_rows]
+            end_pk = max(ends, key=lambda pk: view.ordinal.get(pk, -1)) if state == "ended" and all(ends) else None
             rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
-                              state, tuple(a.id for a in alert_rows))
+                              state, tuple(a.id for a in alert_rows), kind=kind, end_run_pk=end_pk)
         g, bumped = upsert_group(session, rec, now)
         stored_of[id(group)] = g.id
         summary.groups_bumped += bumped
@@ -494,11 +601,53 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     retire_empty_groups(session, old_groups, now)
 
 
+def _platform_verdict(stages: Stages, gmoves: list[Move], rows: list[Alert], cls_of: dict, by_member: dict,
+                      run_id: str, key_fn) -> tuple[str, str, float, tuple[dict, ...]]:
+    """(cause, kind, confidence, evidence) of one platform group."""
+    from service.store.alerts_writer import evidence_item
+
+    humans = sorted((a for a in rows if a.human_cause), key=lambda a: (a.updated_at, a.id))
+    if humans:
+        # on-call has spoken: the latest human decision is the group's cause
+        latest = humans[-1]
+        ev = ({"check": "human", "verdict": latest.human_cause,
+               "detail": f"on-call classified this as {latest.human_cause}"},)
+        return latest.human_cause, latest.kind or "", 1.0, ev
+    found = Counter(id(by_member[key_fn(m)]) for m in gmoves if key_fn(m) in by_member)
+    if found:
+        gid = found.most_common(1)[0][0]
+        gv = next(by_member[key_fn(m)] for m in gmoves if id(by_member.get(key_fn(m))) == gid)
+        v = gv.verdict
+        return v.cause, v.kind, v.confidence, tuple(evidence_item(e) for e in v.evidence)
+    verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves], run_id)
+    kinds = Counter(a.kind for a in rows if a.kind)
+    return (_verdict_cause(verdict), kinds.most_common(1)[0][0] if kinds else "",
+            _verdict_confidence(verdict), _verdict_evidence(verdict))
+
+
+def _parent_verdict(group, decided: dict) -> tuple[str, str, float, tuple[dict, ...]]:
+    """A cross-platform parent: the cause of most of its children's kernels."""
+    weight: Counter = Counter()
+    kinds: dict[str, Counter] = defaultdict(Counter)
+    for child in group.children:
+        cause, kind, n = decided.get(id(child), ("noise", "", 0))
+        weight[cause] += n
+        kinds[cause][kind] += n
+    if not weight:
+        return "noise", "", 0.0, ()
+    cause, n = weight.most_common(1)[0]
+    total = sum(weight.values())
+    parts = ", ".join(f"{c} {k}" for c, k in weight.most_common())
+    detail = (f"{len(group.children)} platforms stepped on the same nightly; kernels by cause: {parts}")
+    return cause, kinds[cause].most_common(1)[0][0], round(n / total, 3), (
+        {"check": "members", "verdict": cause, "detail": detail},)
+
+
 def _stored_classification(a: Alert) -> Classification:
     return Classification(
         a.human_cause or a.cause, a.confidence,
-        tuple(Evidence(e["check"], e["verdict"], e["detail"]) for e in a.evidence or []),
-        a.true_speedup, a.true_speedup_reason or "",
+        tuple(Evidence(e["check"], e["verdict"], e["detail"], e.get("facts") or {}) for e in a.evidence or []),
+        a.true_speedup, a.true_speedup_reason or "", kind=a.kind or "",
     )
 
 

@@ -78,19 +78,22 @@ class AlertRows(NamedTuple):
     track: Track
     last_good: Run
     first_bad: Run
+    end: Run | None = None  # an ended move's first nightly back to normal
 
 
 _LastGood = aliased(Run)
 _FirstBad = aliased(Run)
+_End = aliased(Run)
 
 
 def _with_rows():
     return (
-        select(Alert, Series, Track, _LastGood, _FirstBad)
+        select(Alert, Series, Track, _LastGood, _FirstBad, _End)
         .join(Series, Series.id == Alert.series_id)
         .join(Track, Track.id == Series.track_id)
         .join(_LastGood, _LastGood.id == Alert.last_good_run_pk)
         .join(_FirstBad, _FirstBad.id == Alert.first_bad_run_pk)
+        .outerjoin(_End, _End.id == Alert.end_run_pk)
     )
 
 
@@ -139,12 +142,14 @@ def _alert_obj(rows: AlertRows, history: list[dict]) -> dict[str, Any]:
         "kernel": track.kernel,
         "metric": series.metric,
         "cause": alert.human_cause or alert.cause,
+        "kind": alert.kind or "",
         "machine_cause": alert.cause,
         "human_cause": alert.human_cause,
         "direction": alert.direction,
         "confidence": round(float(alert.confidence), 3),
         "last_good": _run_obj(rows.last_good, alert.last_good_value),
         "first_bad": _run_obj(rows.first_bad, alert.first_bad_value),
+        "end": _run_obj(rows.end, None) if rows.end is not None else None,
         "before": alert.before,
         "after": alert.after,
         "change_pct": round(float(alert.change_pct), 2),

@@ -36,6 +36,7 @@ class MoveRecord:
     classification: Classification | None  # None: keep the stored verdict (e.g. retracted)
     last_good_pk: int
     first_bad_pk: int
+    end_pk: int | None = None  # an ended move (episode): its first nightly back to normal
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,21 @@ def _r(x: float | None, nd: int = 6) -> float | None:
 
 
 def evidence_json(classification: Classification) -> list[dict]:
-    return [{"check": e.check, "verdict": e.verdict, "detail": e.detail} for e in classification.evidence]
+    return [evidence_item(e) for e in classification.evidence]
+
+
+def evidence_item(e) -> dict:
+    """One evidence item as stored: the sentence, and its structured facts when it has any."""
+    out = {"check": e.check, "verdict": e.verdict, "detail": e.detail}
+    if getattr(e, "facts", None):
+        out["facts"] = e.facts
+    return out
 
 
 def _classification_fields(c: Classification) -> dict:
     return dict(
         cause=c.cause,
+        kind=c.kind or "",
         confidence=_r(c.confidence, 4),
         evidence=evidence_json(c),
         true_speedup=_r(c.true_speedup),
@@ -82,6 +92,7 @@ def _move_fields(rec: MoveRecord) -> dict:
         noise_sigma=_r(m.noise_sigma),
         nights_after=int(m.nights_after),
         state=m.state,
+        end_run_pk=rec.end_pk if m.state == "ended" else None,
     )
 
 
@@ -110,6 +121,7 @@ def live_alerts(alerts: Sequence[Alert]) -> list[Alert]:
 def alert_move(alert: Alert, key: SeriesKey, runs: dict[int, RunRow]) -> Move:
     """The stored move behind an alert, as the detector's record (for reconcile and peers)."""
     lg, fb = runs[alert.last_good_run_pk], runs[alert.first_bad_run_pk]
+    end = runs.get(alert.end_run_pk) if alert.end_run_pk is not None else None
     return Move(
         key=key,
         last_good=RunRef(lg.run_id, lg.sha, lg.full_sha, lg.date, alert.last_good_value),
@@ -122,6 +134,7 @@ def alert_move(alert: Alert, key: SeriesKey, runs: dict[int, RunRow]) -> Move:
         state=alert.state,
         nights_after=alert.nights_after,
         noise_sigma=alert.noise_sigma,
+        end=RunRef(end.run_id, end.sha, end.full_sha, end.date, None) if end is not None else None,
     )
 
 
@@ -221,12 +234,17 @@ class GroupRecord:
     state: str
     alert_ids: tuple[int, ...] = ()  # members (platform groups)
     child_ids: tuple[int, ...] = ()  # member groups (parent)
+    kind: str = ""
+    end_run_pk: int | None = None  # an episode's first nightly back to normal
 
 
 def group_state(states: Iterable[str]) -> str:
     states = list(states)
     if states and all(s == "retracted" for s in states):
         return "retracted"
+    live = [s for s in states if s != "retracted"]
+    if live and all(s == "ended" for s in live):
+        return "ended"  # an episode that is over: the message says when it recovered
     return "confirmed" if "confirmed" in states else "provisional"
 
 
@@ -267,19 +285,20 @@ def upsert_group(
         group = AlertGroup(
             source=rec.source, first_bad_run_pk=rec.first_bad_pk, platform_short=rec.platform_short,
             cause=rec.cause, confidence=_r(rec.confidence, 4), evidence=evidence, state=rec.state,
+            kind=rec.kind, end_run_pk=rec.end_run_pk,
             revision=1, created_at=naive(now), updated_at=naive(now),
         )
         session.add(group)
         session.flush()
         bumped = True
     else:
-        visible = (group.cause, group.state, group.first_bad_run_pk) != (
-            rec.cause, rec.state, rec.first_bad_pk
+        visible = (group.cause, group.kind, group.state, group.first_bad_run_pk, group.end_run_pk) != (
+            rec.cause, rec.kind, rec.state, rec.first_bad_pk, rec.end_run_pk
         )
         quiet = (group.confidence, group.evidence) != (_r(rec.confidence, 4), evidence)
         if visible or quiet:
-            group.cause, group.state = rec.cause, rec.state
-            group.first_bad_run_pk = rec.first_bad_pk
+            group.cause, group.state, group.kind = rec.cause, rec.state, rec.kind
+            group.first_bad_run_pk, group.end_run_pk = rec.first_bad_pk, rec.end_run_pk
             group.confidence, group.evidence = _r(rec.confidence, 4), evidence
             group.updated_at = naive(now)
         if visible:

@@ -1,0 +1,269 @@
+"""Triage quality in one table: benchwatch against the naive manual procedure and PyTorch HUD's
+rule, on our generated worlds AND on blind real-repo worlds (written without reading the
+classifier), scored by the blind worlds' own scorer (`tests.blind_worlds.score`).
+
+benchwatch runs as production does: the documents of an early nightly are ingested cold, then
+every later nightly is fetched, ingested and detected in turn (so per-shape data is kept night by
+night, and "nights to first post" is measured, not assumed). The anchors read the last nightly's
+documents. Our worlds' labels are translated into the blind label format, so one scorer serves
+both; a figure on our worlds alone is not evidence (they share the classifier's model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.anchors import hud_rule, naive_procedure
+
+RESULTS = Path(__file__).resolve().parent / "results" / "triage_quality.json"
+HEADLINE = ("helion_speedup_geomean", "geomean")
+_OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
+
+
+# --- our worlds, in the blind label format ---------------------------------------------------------
+
+
+@dataclass
+class OurWorld:
+    """A `tests.worlds` world seen through the blind worlds' interface (labels translated)."""
+
+    inner: object
+    labels: list
+
+    @property
+    def nights(self):
+        return self.inner.nights
+
+    @property
+    def repo(self):
+        return self.inner.repo
+
+    def night_of(self, run_id):
+        return self.inner.night_of(run_id)
+
+    def series_count(self) -> int:
+        return self.inner.series_count()
+
+    def dashboard_bytes(self, n: int) -> bytes:
+        return self.inner.dashboard_bytes(n)
+
+    def pretuned_bytes(self, n: int) -> bytes:
+        return self.inner.pretuned_bytes(n)
+
+
+def our_world(seed: int, nightlies: int, workdir: Path) -> OurWorld:
+    from tests.blind_worlds import Label
+    from tests.worlds import WorldSpec, generate_world
+
+    w = generate_world(WorldSpec(seed=seed, nightlies=nightlies, repo_dir=str(workdir / f"ours-{seed}")))
+    labels = []
+    for i, lab in enumerate(w.labels):
+        ev = lab.event
+        labels.append(Label(
+            id=f"ours-{seed}-{i}", source=ev.source, cause=ev.cause, kind=_OUR_KINDS.get(ev.kind, ev.kind),
+            direction="regression" if ev.magnitude < 0 else "improvement",
+            members=tuple((ev.platform_short, k) for k in ev.kernels), metrics=tuple(s[3] for s in lab.series),
+            first_bad_run_id=lab.first_bad_run_id, last_good_run_id=lab.last_good_run_id, end_run_id=None,
+            culprit_sha=lab.culprit, change_sha=lab.change_commit,
+            honest_speedup={f"{ev.platform_short}/{k}": v for k, v in lab.true_speedup.items()}, note=ev.kind,
+        ))
+    return OurWorld(w, labels)
+
+
+# --- benchwatch, replayed night by night -----------------------------------------------------------
+
+
+def _neutral(a: dict, posted: dict[int, int]) -> dict:
+    return dict(
+        source=a["source"], platform_short=a["platform_short"], kernel=a["kernel"], metric=a["metric"],
+        first_bad_run_id=a["first_bad"]["run_id"], last_good_run_id=a["last_good"]["run_id"],
+        cause=a["machine_cause"], kind=a.get("kind") or None,
+        culprit_sha=(a.get("culprit") or {}).get("full_sha"),
+        change_sha=(a.get("change_commit") or {}).get("full_sha"),
+        honest_speedup=a.get("true_speedup"),
+        state="ended" if a["state"] == "ended" else ("retracted" if a["state"] == "retracted" else "live"),
+        end_run_id=(a.get("end") or {}).get("run_id"), group_id=str(a.get("group_id")),
+        first_posted_night=posted.get(a["id"]) if posted.get(a["id"], -1) >= 0 else None,
+    )
+
+
+def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
+    from service.config import load_settings
+    from service.schedule.detect_pass import detect_pass
+    from service.schedule.ingest_pass import ingest_source
+    from service.store.alert_reads import list_alerts
+    from service.store.db import Store
+
+    settings = load_settings()
+    db = workdir / f"bw-{id(world)}.db"
+    store = Store(f"sqlite:///{db}")
+    posted: dict[int, int] = {}
+    timings = {"cold_detect_s": None, "nightly_detect_s": []}
+    last = len(world.nights) - 1
+    for n in range(min(start, last), last + 1):
+        (workdir / "d.json").write_bytes(world.dashboard_bytes(n))
+        (workdir / "p.json").write_bytes(world.pretuned_bytes(n))
+        ingest_source(store, settings, "dashboard", str(workdir / "d.json"))
+        ingest_source(store, settings, "pretuned", str(workdir / "p.json"))
+        t0 = time.perf_counter()
+        detect_pass(store, settings, world.repo, fetch=False, now=world.nights[n].date)
+        dt = time.perf_counter() - t0
+        if timings["cold_detect_s"] is None:
+            timings["cold_detect_s"] = round(dt, 2)
+        else:
+            timings["nightly_detect_s"].append(dt)
+        with store.session() as s:
+            for a in list_alerts(s, status="all"):
+                if a["state"] != "retracted" and a["machine_cause"] != "noise":
+                    # moves already there at the cold start were not "posted after their nightly"
+                    posted.setdefault(a["id"], n if n > start else -1)
+    with store.session() as s:
+        alerts = [_neutral(a, posted) for a in list_alerts(s, status="all")]
+    store.dispose()
+    nd = timings["nightly_detect_s"]
+    timings["nightly_detect_s"] = round(sorted(nd)[len(nd) // 2], 3) if nd else None
+    return alerts, timings
+
+
+def anchors(world) -> dict[str, list[dict]]:
+    last = len(world.nights) - 1
+    docs = {"dashboard": json.loads(world.dashboard_bytes(last)), "pretuned": json.loads(world.pretuned_bytes(last))}
+    return {
+        "naive": naive_procedure(docs, world.repo, world.night_of),
+        "hud_0.85": hud_rule(docs, world.night_of, 0.85),
+        "hud_0.95": hud_rule(docs, world.night_of, 0.95),
+    }
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+COLUMNS = (
+    ("cause", "cause_accuracy"), ("real", ("per_cause_accuracy", "real")),
+    ("method", ("per_cause_accuracy", "method_change")), ("hardware", ("per_cause_accuracy", "hardware")),
+    ("kind", "kind_accuracy"), ("first-bad", "first_bad_exact"), ("culprit", "culprit_top1"),
+    ("change", "change_commit_accuracy"), ("honest", "honest_within_3pct"), ("recall", "detection_recall"),
+    ("noise alerted", "noise_cases_alerted"), ("false/10k", "false_alerts_per_10k_series_nights"),
+    ("nights to post", "mean_nights_to_post"), ("episodes", "episodes_ended_correctly"),
+)
+
+
+def _get(d: dict, key):
+    if isinstance(key, tuple):
+        return (d.get(key[0]) or {}).get(key[1])
+    return d.get(key)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3f}" if v <= 1.0 else f"{v:.2f}"
+    return str(v)
+
+
+def table(rows: list[tuple[str, str, dict]]) -> str:
+    head = "| world | monitor | events | " + " | ".join(c for c, _ in COLUMNS) + " |"
+    sep = "|" + "---|" * (len(COLUMNS) + 3)
+    lines = [head, sep]
+    for world, monitor, sc in rows:
+        lines.append(f"| {world} | {monitor} | {sc.get('events')} | "
+                     + " | ".join(_fmt(_get(sc, k)) for _, k in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def pooled(scores: list[dict]) -> dict:
+    """Events pooled over several worlds (weighted by events, not an average of rates)."""
+    from collections import Counter
+
+    cases = [c for s in scores for c in s["cases"]]
+    non = [c for c in cases if c["cause"] != "noise"]
+
+    def rate(xs):
+        xs = list(xs)
+        return round(sum(1 for x in xs if x) / len(xs), 4) if xs else None
+
+    out = {
+        "events": len(non),
+        "cause_accuracy": rate(c["cause_ok"] for c in non),
+        "per_cause_accuracy": {k: rate(c["cause_ok"] for c in cases if c["cause"] == k)
+                               for k in ("real", "method_change", "hardware", "noise")},
+        "kind_accuracy": rate(c["kind_ok"] for c in non),
+        "first_bad_exact": rate(c["first_bad_ok"] for c in non),
+        "culprit_top1": rate(c["culprit_ok"] for c in non if c["culprit_ok"] is not None),
+        "change_commit_accuracy": rate(c["change_ok"] for c in non if c["change_ok"] is not None),
+        "detection_recall": rate(c["alerts"] > 0 for c in non),
+        "noise_cases_alerted": sum(s["noise_cases_alerted"] for s in scores),
+        "false_alerts": sum(s["false_alerts"] for s in scores),
+    }
+    hon_n = sum(c["honest_n"] for c in non)
+    out["honest_within_3pct"] = round(sum(c["honest_ok"] for c in non) / hon_n, 4) if hon_n else None
+    denom = sum(s["false_alerts"] * 10_000 / s["false_alerts_per_10k_series_nights"]
+                for s in scores if s["false_alerts_per_10k_series_nights"])
+    out["false_alerts_per_10k_series_nights"] = (
+        round(out["false_alerts"] * 10_000 / denom, 3) if denom else 0.0)
+    lags = [c["lag"] for c in non if c["lag"] is not None and c["alerts"]]
+    out["mean_nights_to_post"] = round(sum(lags) / len(lags), 3) if lags else None
+    eps = [c for c in non if c["ended_ok"] is not None]
+    out["episodes_ended_correctly"] = f"{sum(1 for c in eps if c['ended_ok'])}/{len(eps)}"
+    out["confusion"] = dict(Counter(f"{c['cause']}->{c['got_cause']}" for c in cases if not c["cause_ok"]))
+    return out
+
+
+def evaluate(name: str, world, workdir: Path, start: int) -> dict:
+    from tests.blind_worlds import score
+
+    t0 = time.perf_counter()
+    ours, timings = benchwatch_alerts(world, workdir, start)
+    out = {"world": name, "nights": len(world.nights), "series": world.series_count(),
+           "replayed_from": start, "timings": timings, "monitors": {}}
+    out["monitors"]["benchwatch"] = score(world, ours)
+    for monitor, alerts in anchors(world).items():
+        out["monitors"][monitor] = score(world, alerts)
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--blind-seeds", default="1,2,3")
+    ap.add_argument("--our-seeds", default="101,202")
+    ap.add_argument("--our-nightlies", type=int, default=200)
+    ap.add_argument("--replay", type=int, default=45, help="nightlies replayed one by one at the end")
+    args = ap.parse_args()
+    from tests.blind_worlds import build_world
+
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for seed in [int(s) for s in args.our_seeds.split(",") if s]:
+            w = our_world(seed, args.our_nightlies, work)
+            runs.append(evaluate(f"ours-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+            print(f"ours-{seed}: {runs[-1]['seconds']} s", flush=True)
+        for seed in [int(s) for s in args.blind_seeds.split(",") if s]:
+            w = build_world(seed, work / f"blind-{seed}")
+            runs.append(evaluate(f"blind-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+            print(f"blind-{seed}: {runs[-1]['seconds']} s", flush=True)
+    rows = []
+    summary = {}
+    for group in ("ours", "blind"):
+        mine = [r for r in runs if r["world"].startswith(group)]
+        if not mine:
+            continue
+        for monitor in mine[0]["monitors"]:
+            sc = pooled([r["monitors"][monitor] for r in mine])
+            summary[f"{group}/{monitor}"] = sc
+            rows.append((f"{group} ({len(mine)} worlds)", monitor, sc))
+    text = table(rows)
+    print(text)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Classify an event from its footprint, then give each member the event's verdict.
+
+Members inherit the event's cause and kind: a person decides "B200 lost 12% on every kernel on
+the 14th because the runner changed" once, not kernel by kernel. A member keeps a cause of its
+own only on strong evidence that is its own (its measurement changed in the window while the
+event's cause is something else). The honest speedup is the member's, read off the side the
+event's cause and kind say is honest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from service.classify.explain import Explanation, LikelihoodTable, explain
+from service.classify.footprint import (
+    KERNEL_METHOD_FACTS,
+    EventInput,
+    Thresholds,
+    kind_of,
+    observe,
+)
+from service.classify.metrics import is_speedup
+from service.records import Classification, Evidence, FactChange, Move, RankedCommit, CAUSE_WORDS
+
+# which facts name the change commit of a cause/kind, most specific first
+_CHANGE_FACTS = {
+    "hardware": ("runner_label", "toolchain"),
+    "method_change": ("cudagraph_flag", "pretuned_cudagraph", "num_inputs", "linattn_shapes", "kernel_dropped",
+                      "kernel_added", "baseline_pin", "pretuned_baseline", "autotune", "latency_mode",
+                      "pretuned_timer"),
+}
+
+
+@dataclass(frozen=True)
+class EventVerdict:
+    cause: str
+    kind: str
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    explanation: Explanation
+    culprit: RankedCommit | None = None
+    change_fact: FactChange | None = None  # the repo fact behind a method/hardware verdict
+    ended: bool = False
+
+
+def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None = None) -> EventVerdict:
+    th = th or Thresholds()
+    obs = observe(ev, th)
+    ex = explain(obs, table)
+    cause = ex.cause
+    kind = kind_of(cause, obs, ev)
+    lean = {name: (c, m) for name, c, m in ex.leaning}
+    evidence = []
+    decisive = ex.decisive
+    head = (f"{CAUSE_WORDS[cause]} ({kind}): explains every observation best "
+            f"(log-likelihood {', '.join(f'{c} {v:+.1f}' for c, v in ex.scores.items())})")
+    if decisive is not None:
+        head += f"; decisive: {decisive.detail}"
+    evidence.append(Evidence("event", cause, head, {
+        "scores": ex.scores, "kind": kind, "decisive": decisive.name if decisive else None,
+        "platform": ev.platform, "kernels": [k.kernel for k in ev.kernels][:30],
+    }))
+    for o in obs:
+        c, margin = lean.get(o.name, ("neutral", 0.0))
+        verdict = c if margin >= 0.4 else "neutral"
+        evidence.append(Evidence(o.name, verdict, o.detail,
+                                 {"value": o.value, "decisive": decisive is o, **o.facts}))
+    culprit = None
+    if cause == "real" and ev.top_candidate is not None and ev.top_candidate.score >= th.weak_culprit:
+        culprit = ev.top_candidate
+    change = _change_fact(cause, ev)
+    return EventVerdict(cause, kind, ex.confidence, tuple(evidence), ex, culprit, change, ev.ended)
+
+
+def _change_fact(cause: str, ev: EventInput) -> FactChange | None:
+    order = _CHANGE_FACTS.get(cause)
+    if not order:
+        return None
+    facts = [*ev.platform_facts, *(f for k in ev.kernels for f in k.facts)]
+    for kind in order:
+        for f in facts:
+            if f.kind == kind:
+                return f
+    return None
+
+
+def own_method_fact(facts: tuple[FactChange, ...] | list[FactChange], kernel: str) -> FactChange | None:
+    """A change to how this one kernel is measured (strong evidence of its own)."""
+    return next((f for f in facts if f.kind in KERNEL_METHOD_FACTS and (f.kernels is None or kernel in f.kernels)),
+                None)
+
+
+# --- honest speedup -----------------------------------------------------------------------------
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}x"
+
+
+def honest_speedup(move: Move, cause: str, kind: str, fact: FactChange | None = None) -> tuple[float | None, str]:
+    """The level a person should believe for this member, and why."""
+    m = move
+    if not is_speedup(m.key.metric):
+        return None, (f"{m.key.metric} is not a speedup; its level is {m.before:.4g} before and {m.after:.4g} after")
+    if cause == "real":
+        return m.after, f"Helion is now {_x(m.after)} (was {_x(m.before)}): Helion itself changed"
+    if cause == "hardware":
+        return m.before, (f"{_x(m.before)} on healthy hardware: the level before {m.key.platform_short} changed; "
+                          f"{_x(m.after)} measures the machine, not Helion")
+    if cause == "noise":
+        return m.before, "the series' level: the move is noise"
+    if kind == "cudagraph" and fact is not None and fact.kind == "cudagraph_flag":
+        graphed_after = (fact.new or "").strip().lower() == "cudagraph"
+        side = m.after if graphed_after else m.before
+        return side, (f"{_x(side)}: the {'after' if graphed_after else 'before'} side is timed under CUDA graphs, "
+                      "the dashboard's method (without graphs CPU launch overhead is timed, not the kernel)")
+    if kind == "shapes":
+        return m.after, (f"{_x(m.after)}: the benchmark now runs different inputs; the new level is what it "
+                         "measures from now on, the old one cannot be re-measured")
+    if kind == "baseline":
+        low = min(m.before, m.after)
+        return low, (f"{_x(low)}: the baseline changed; the lower figure is against the faster baseline, and a "
+                     "slower baseline only flatters Helion")
+    return m.before, (f"{_x(m.before)}: the kernel did not change, only how it is measured ({kind}); the level of "
+                      "the established method stands")
+
+
+def member_classification(
+    v: EventVerdict, move: Move, own_facts: tuple[FactChange, ...] = (), own: Classification | None = None,
+) -> Classification:
+    """The event's verdict for one member (its own cause only on its own strong evidence)."""
+    cause, kind, evidence, fact = v.cause, v.kind, v.evidence, v.change_fact
+    mine = own_method_fact(own_facts, move.key.kernel)
+    if mine is not None and cause != "method_change":
+        cause, fact = "method_change", mine
+        kind = {"cudagraph_flag": "cudagraph", "pretuned_cudagraph": "cudagraph", "pretuned_baseline": "baseline"}.get(
+            mine.kind, "shapes")
+        evidence = (Evidence("own_evidence", cause, f"{move.key.kernel}'s own measurement changed: {mine.detail}",
+                             {"kind": mine.kind, "decisive": True}), *evidence)
+    value, reason = honest_speedup(move, cause, kind, fact)
+    if own is not None:
+        evidence = (*evidence, *(e for e in own.evidence if e.check not in {x.check for x in evidence}))
+    return Classification(
+        cause=cause, confidence=v.confidence, evidence=tuple(evidence), true_speedup=value,
+        true_speedup_reason=reason, culprit=v.culprit if cause == "real" else None,
+        change_commit=None, candidates=own.candidates if own is not None and cause == "real" else (),
+        related=own.related if own is not None else (), kind=kind,
+    )
+
+
+def with_change_commit(c: Classification, commit: RankedCommit | None) -> Classification:
+    return replace(c, change_commit=commit) if c.cause in ("method_change", "hardware") else c

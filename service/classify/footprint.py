@@ -1,0 +1,313 @@
+"""An event's footprint: what moved, where, on which timers, and what changed in the repo.
+
+An event is the moves of one source on one platform on one nightly (±1). A person triaging it
+looks at the whole footprint at once (which kernels, which timers, did the baselines move, did
+the other machines move, what changed in the window for *this* platform and *these* kernels);
+`observe` turns that into the observations `explain` weighs. Pure: the detect pass and
+`investigate` gather `EventInput`, tests build it by hand.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from service.classify.explain import Observation
+from service.classify.levels import Step
+from service.records import FactChange, RankedCommit
+
+# facts about one kernel's measurement (they settle a method change for that kernel)
+KERNEL_METHOD_FACTS = frozenset({
+    "cudagraph_flag", "num_inputs", "linattn_shapes", "kernel_dropped", "kernel_added",
+    "pretuned_baseline", "pretuned_cudagraph",
+})
+# facts about how every kernel of the platform is measured
+GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
+PLATFORM_FACTS = frozenset({"runner_label", "toolchain"})
+METHOD_ATTRIBUTES = frozenset({"baseline_label", "cudagraph", "baselines"})
+HARDWARE_ATTRIBUTES = frozenset({"platform", "compute"})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a sibling series counts as having moved (from `[classify]`)."""
+
+    sigma: float = 3.0  # its own noise sigmas
+    min_pct: float = 2.0  # and at least this many percent
+    ratio: float = 0.5  # "with Helion": at least this share of Helion's own step
+    compile_drop_pct: float = 25.0  # compile time fell by this much: a capped autotune
+    most_fraction: float = 0.6  # breadth "most": this share of the kernels that ran ...
+    most_min_kernels: int = 3  # ... and at least this many kernels
+    strong_culprit: float = 0.6
+    weak_culprit: float = 0.4
+
+
+@dataclass(frozen=True)
+class KernelSteps:
+    """One kernel of the event: its metrics' levels either side of the nightly."""
+
+    kernel: str
+    headline: Step | None  # helion_speedup_geomean / pretuned geomean
+    latency: Step | None = None  # dashboard do_bench latency
+    comparators: tuple[Step | None, ...] = ()  # triton/torch.compile speedups, or pretuned per-baseline
+    compile: Step | None = None
+    facts: tuple[FactChange, ...] = ()  # repo facts for this kernel (already scoped to the platform)
+    shapes_changed: bool | None = None
+    attributes: tuple[str, ...] = ()  # track attributes that changed across the step
+
+
+@dataclass(frozen=True)
+class EventInput:
+    source: str
+    platform: str
+    kernels: tuple[KernelSteps, ...]
+    ran: int  # kernels of this platform with a value on the first-bad nightly
+    elsewhere: tuple[str, ...] = ()  # other hardware families where 2+ kernels moved that night
+    platform_facts: tuple[FactChange, ...] = ()  # facts about the platform (runner, pins, autotune)
+    top_candidate: RankedCommit | None = None
+    window_known: bool = False
+    same_sha: bool = False
+    code_commits: int = 0
+    ended: bool = False  # the level came back (an episode with an end)
+    config_regenerated: bool = False
+
+
+def _moved(step: Step | None, th: Thresholds) -> int:
+    """+1 / -1 when the level stepped clearly (up/down), 0 when flat, None-safe."""
+    if step is None or step.significance < th.sigma or abs(step.pct) < th.min_pct:
+        return 0
+    return 1 if step.log_step > 0 else -1
+
+
+def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
+    """(timers, comparators) for one dashboard kernel, in the terms of the table.
+
+    Speedup down and latency up both mean "Helion slower": latency is compared negated.
+    """
+    h = _moved(k.headline, th)
+    lat = -_moved(k.latency, th) if k.latency is not None else None
+    if lat is None or k.headline is None:
+        timers = "unknown"
+    elif h and lat:
+        timers = "agree" if h == lat else "opposite"
+    elif h:
+        timers = "speedup_only"
+    elif lat:
+        timers = "latency_only"
+    else:
+        timers = "unknown"
+    steps = [c for c in k.comparators if c is not None]
+    if not steps or k.headline is None:
+        comps = "unknown"
+    else:
+        ref = k.headline.log_step
+        together = [c for c in steps if _moved(c, th) and (c.log_step > 0) == (ref > 0)
+                    and abs(c.log_step) >= th.ratio * abs(ref)]
+        flat = [c for c in steps if not _moved(c, th) or abs(c.log_step) < 0.25 * abs(ref)]
+        if h and len(together) == len(steps):
+            comps = "with_helion"
+        elif len(flat) == len(steps):
+            comps = "flat"
+        elif not h and all(_moved(c, th) for c in steps):
+            comps = "with_helion"  # every comparator moved while Helion's speedup did not
+        else:
+            comps = "mixed"
+    return timers, comps
+
+
+def _majority(values: list[str], skip: str = "unknown") -> tuple[str, Counter]:
+    counts = Counter(v for v in values if v != skip)
+    if not counts:
+        return skip, counts
+    return counts.most_common(1)[0][0], counts
+
+
+def _count(counts: Counter) -> str:
+    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts.most_common())
+
+
+def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
+    """Every observation of the event, each with a sentence and structured facts."""
+    th = th or Thresholds()
+    obs: list[Observation] = []
+    n = len(ev.kernels)
+    names = [k.kernel for k in ev.kernels]
+
+    if ev.source == "dashboard":
+        pats = [kernel_pattern(k, th) for k in ev.kernels]
+        timers, tc = _majority([p[0] for p in pats])
+        comps, cc = _majority([p[1] for p in pats])
+        obs.append(Observation("timers", timers, f"timers across {n} kernel(s): {_count(tc) or 'no second timer'}",
+                               {"counts": dict(tc)}))
+        obs.append(Observation("comparators", comps,
+                               f"triton/torch.compile speedups: {_count(cc) or 'none around the step'}",
+                               {"counts": dict(cc)}))
+    else:
+        vals = []
+        for k in ev.kernels:
+            steps = [c for c in k.comparators if c is not None]
+            if not steps or k.headline is None:
+                vals.append("unknown")
+                continue
+            h = _moved(k.headline, th)
+            moved = [c for c in steps if _moved(c, th) == h and h != 0]
+            if h and len(moved) == len(steps):
+                vals.append("all_moved")
+            elif h and not any(_moved(c, th) for c in steps):
+                vals.append("headline_only")
+            else:
+                vals.append("mixed")
+        v, c = _majority(vals)
+        obs.append(Observation("per_baseline", v, f"Helion against each named baseline: {_count(c) or 'no breakdown'}",
+                               {"counts": dict(c)}))
+
+    ran = max(ev.ran, n)
+    share = n / ran if ran else 1.0
+    if n == 1:
+        breadth = "single"
+    elif n >= th.most_min_kernels and share >= th.most_fraction:
+        breadth = "most"
+    else:
+        breadth = "few"
+    obs.append(Observation("breadth", breadth, f"{n} of the {ran} kernels that ran on {ev.platform} that night moved",
+                           {"moved": n, "ran": ran, "kernels": names[:20]}))
+    obs.append(Observation(
+        "elsewhere", "also_moved" if ev.elsewhere else "quiet",
+        f"other platforms moved the same night ({', '.join(ev.elsewhere)})" if ev.elsewhere
+        else "the other platforms stayed quiet", {"platforms": list(ev.elsewhere)}))
+
+    runner = [f for f in ev.platform_facts if f.kind == "runner_label"]
+    tool = [f for f in ev.platform_facts if f.kind == "toolchain"]
+    if runner:
+        obs.append(Observation("platform_change", "runner", runner[0].detail, _fact_json(runner[0])))
+    elif tool:
+        obs.append(Observation("platform_change", "toolchain", tool[0].detail, _fact_json(tool[0])))
+    else:
+        obs.append(Observation("platform_change", "none", f"no runner or image change for {ev.platform} in the window"))
+
+    with_fact = [k for k in ev.kernels if any(f.kind in KERNEL_METHOD_FACTS for f in k.facts)]
+    if with_fact:
+        f = next(f for f in with_fact[0].facts if f.kind in KERNEL_METHOD_FACTS)
+        value = "all" if len(with_fact) == n or len(with_fact) >= max(2, 0.5 * n) else "some"
+        obs.append(Observation("kernel_method", value,
+                               f"{len(with_fact)} of {n} kernels' measurement changed: {f.detail}",
+                               {**_fact_json(f), "kernels": [k.kernel for k in with_fact][:20]}))
+    else:
+        obs.append(Observation("kernel_method", "none", "no change to how these kernels are measured"))
+
+    glob = [f for f in ev.platform_facts if f.kind in GLOBAL_METHOD_FACTS]
+    glob += [f for k in ev.kernels for f in k.facts if f.kind in GLOBAL_METHOD_FACTS]
+    if glob:
+        obs.append(Observation("global_method", "present", glob[0].detail, _fact_json(glob[0])))
+    else:
+        obs.append(Observation("global_method", "none", "no change to the baselines' pins, autotune settings or timers"))
+
+    comp = [k.compile for k in ev.kernels if k.compile is not None]
+    if comp:
+        drops = [s for s in comp if s.pct <= -th.compile_drop_pct and s.significance >= th.sigma]
+        rises = [s for s in comp if s.pct >= th.compile_drop_pct and s.significance >= th.sigma]
+        if len(drops) * 2 > len(comp):
+            v = "dropped"
+        elif len(rises) * 2 > len(comp):
+            v = "rose"
+        else:
+            v = "flat"
+        med = sorted(s.pct for s in comp)[len(comp) // 2]
+        obs.append(Observation("compile", v, f"compile time {med:+.0f}% (median of {len(comp)} kernels)",
+                               {"median_pct": round(med, 1)}))
+    else:
+        obs.append(Observation("compile", "unknown", "no compile times around the step"))
+
+    shapes = [k.shapes_changed for k in ev.kernels if k.shapes_changed is not None]
+    if any(shapes):
+        obs.append(Observation("shapes", "changed", f"the benchmarked shapes changed for {sum(shapes)} kernel(s)"))
+    elif shapes:
+        obs.append(Observation("shapes", "same", "the same shapes were benchmarked"))
+    else:
+        obs.append(Observation("shapes", "unknown", "shape lists not kept around the step"))
+
+    attrs = {a for k in ev.kernels for a in k.attributes}
+    if attrs & HARDWARE_ATTRIBUTES:
+        obs.append(Observation("attributes", "hardware", f"the device changed ({', '.join(sorted(attrs))})"))
+    elif attrs & METHOD_ATTRIBUTES:
+        obs.append(Observation("attributes", "method", f"the benchmark's own settings changed ({', '.join(sorted(attrs))})"))
+    else:
+        obs.append(Observation("attributes", "none", "same device, baseline and flags"))
+
+    top = ev.top_candidate
+    if not ev.window_known:
+        obs.append(Observation("culprit", "unknown", "no commit window (no local Helion clone or window not fetched)"))
+        obs.append(Observation("window", "unknown", "commit window unknown"))
+    else:
+        if top is not None and top.score >= th.strong_culprit:
+            v = "strong"
+        elif top is not None and top.score >= th.weak_culprit:
+            v = "weak"
+        else:
+            v = "none"
+        text = (f"best commit {top.sha[:8]} {top.subject!r} scores {top.score:.2f}" if top is not None
+                else "no Helion commit to blame")
+        obs.append(Observation("culprit", v, text, {"sha": top.full_sha if top else None,
+                                                    "score": top.score if top else None}))
+        if ev.same_sha:
+            obs.append(Observation("window", "same_sha", "Helion did not change between the two nightlies"))
+        elif ev.code_commits == 0:
+            obs.append(Observation("window", "no_code", "no commit in the window changes Helion's code"))
+        else:
+            obs.append(Observation("window", "code", f"{ev.code_commits} commit(s) in the window change Helion's code"))
+
+    obs.append(Observation("episode", "ended" if ev.ended else "ongoing",
+                           "the level came back: an episode with an end" if ev.ended else "the step persists"))
+    if ev.config_regenerated:
+        obs.append(Observation("config", "regenerated", "the kernel's checked-in Helion configs were regenerated"))
+    return obs
+
+
+def _fact_json(f: FactChange) -> dict:
+    return {"kind": f.kind, "path": f.path, "old": f.old, "new": f.new, "commit": f.commit}
+
+
+# --- the kind under each cause ------------------------------------------------------------------
+
+
+def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: EventInput) -> str:
+    """Which mechanism: read off the observations that carry it, most specific first."""
+    by = {o.name: o for o in obs}
+    kinds = {f.kind for k in ev.kernels for f in k.facts} | {f.kind for f in ev.platform_facts}
+    attrs = {a for k in ev.kernels for a in k.attributes}
+    if cause == "method_change":
+        if kinds & {"cudagraph_flag", "pretuned_cudagraph"} or "cudagraph" in attrs:
+            return "cudagraph"
+        if kinds & {"num_inputs", "linattn_shapes", "kernel_dropped", "kernel_added"} \
+                or _is(by, "shapes", "changed"):
+            return "shapes"
+        if kinds & {"baseline_pin", "pretuned_baseline"} or attrs & {"baseline_label", "baselines"}:
+            return "baseline"
+        if "autotune" in kinds or _is(by, "compile", "dropped"):
+            return "autotune"
+        if kinds & {"latency_mode", "pretuned_timer"}:
+            return "timer"
+        if _is(by, "comparators", "with_helion") or _is(by, "per_baseline", "headline_only"):
+            return "baseline"
+        if _is(by, "timers", "opposite") or _is(by, "timers", "speedup_only") or _is(by, "timers", "latency_only"):
+            return "timer"
+        return "harness"
+    if cause == "hardware":
+        if "runner_label" in kinds or attrs & HARDWARE_ATTRIBUTES:
+            return "runner"
+        if "toolchain" in kinds:
+            return "driver"
+        if ev.ended or ev.same_sha:
+            return "thermal"
+        return "runner"
+    if cause == "real":
+        top = ev.top_candidate
+        heur = ev.config_regenerated or (top is not None and any(
+            r for r in top.reasons if "autotuner" in r or "heuristic" in r))
+        return "heuristics" if heur else "code"
+    return "outlier"
+
+
+def _is(by: dict[str, Observation], name: str, value: str) -> bool:
+    o = by.get(name)
+    return o is not None and o.value == value

@@ -1,0 +1,156 @@
+"""Method facts outside run.py and the workflows: linear-attention shapes, TPU mappings, the
+tritonbench pin, and the pretuned suite's baselines, timer and checked-in configs.
+
+Each reader compares one file at both ends of a window and says what changed *for the kernel
+asked about*; like `facts`, files are parsed (``ast``) and never imported, and a file that is
+missing or unreadable at either end yields no fact.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Any
+
+from service.records import FactChange
+
+LINATTN = "benchmarks/run_linattn.py"
+RUN_TPU = "benchmarks/run_tpu.py"
+TRITONBENCH_PIN = ".github/ci_commit_pins/tritonbench.txt"
+PRETUNED_BENCH = "pretuned_kernels/_bench.py"
+PRETUNED_DIR = "pretuned_kernels"
+_LINATTN_TABLES = ("SHAPES", "VARLEN_SHAPES", "DENSE_VARIANTS", "VARIANTS")
+
+Show = Callable[[str, str], "str | None"]  # (sha, path) -> text at that commit, or None
+
+
+def module_literals(source: str | None) -> dict[str, Any]:
+    """Top-level ``NAME = <literal>`` assignments of a Python file (unparseable values skipped)."""
+    if source is None:
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and value is not None:
+            try:
+                out[target.id] = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return out
+
+
+def _functions(source: str | None) -> dict[str, str] | None:
+    """Top-level function name -> its normalised source (ast dump: comments and layout ignored)."""
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return {
+        n.name: ast.dump(n, include_attributes=False)
+        for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+
+
+def linattn_base(kernel: str) -> str:
+    return kernel[:-4] if kernel.endswith("-bwd") else kernel
+
+
+def linattn_facts(old: str | None, new: str | None, kernel: str) -> list[FactChange]:
+    """The linear-attention suite's shape tables changed: every linattn kernel runs new inputs."""
+    a, b = module_literals(old), module_literals(new)
+    if not a or not b:
+        return []
+    variants = set(b.get("VARIANTS") or ()) | set(a.get("VARIANTS") or ()) | set(b.get("DENSE_VARIANTS") or ())
+    if linattn_base(kernel) not in variants:
+        return []
+    out = []
+    for name in ("SHAPES", "VARLEN_SHAPES"):
+        if name in a and name in b and a[name] != b[name]:
+            na, nb = len(a[name]), len(b[name])
+            out.append(FactChange(
+                kind="linattn_shapes",
+                detail=f"{LINATTN}: {name} changed ({na} -> {nb} shapes) for the linear-attention kernels",
+                suggests="method_change", path=LINATTN, old=str(na), new=str(nb), kernels=(kernel,),
+            ))
+    return out
+
+
+def tpu_facts(old: str | None, new: str | None, kernel: str) -> list[FactChange]:
+    """A TPU kernel's ``KERNEL_MAPPINGS`` entry in run_tpu.py changed (its inputs or options)."""
+    a = (module_literals(old).get("KERNEL_MAPPINGS") or {})
+    b = (module_literals(new).get("KERNEL_MAPPINGS") or {})
+    if not isinstance(a, dict) or not isinstance(b, dict) or kernel not in a or kernel not in b:
+        return []
+    if a[kernel] == b[kernel]:
+        return []
+    return [FactChange(
+        kind="num_inputs", detail=f"{RUN_TPU}: the TPU benchmark entry of {kernel} changed (its inputs or options)",
+        suggests="method_change", path=RUN_TPU, old="before", new="after", kernels=(kernel,),
+    )]
+
+
+def tritonbench_facts(old: str | None, new: str | None) -> list[FactChange]:
+    """The tritonbench pin defines the eager/torch.compile baselines of every dashboard kernel."""
+    if old is None or new is None or old.strip() == new.strip():
+        return []
+    return [FactChange(
+        kind="baseline_pin", detail=f"{TRITONBENCH_PIN}: tritonbench {old.strip()[:12]} -> {new.strip()[:12]} "
+        "(the baselines' implementation)", suggests="method_change", path=TRITONBENCH_PIN,
+        old=old.strip()[:40], new=new.strip()[:40],
+    )]
+
+
+def pretuned_kernel_file(kernel: str) -> str:
+    return f"{PRETUNED_DIR}/{kernel}/{kernel}.py"
+
+
+def pretuned_facts(show: Show, lg: str, fb: str, kernel: str, changed_paths: set[str]) -> list[FactChange]:
+    """Pretuned: the kernel's baselines or cudagraph switch, the shared timer, its checked-in configs.
+
+    ``changed_paths`` (files the window's commits touch) keeps this cheap: only files that some
+    commit touched are read at both ends.
+    """
+    out: list[FactChange] = []
+    path = pretuned_kernel_file(kernel)
+    if path in changed_paths:
+        a, b = _functions(show(lg, path)), _functions(show(fb, path))
+        if a is not None and b is not None:
+            base = sorted(n for n in set(a) | set(b) if "baseline" in n.lower() and a.get(n) != b.get(n))
+            if base:
+                out.append(FactChange(
+                    kind="pretuned_baseline", detail=f"{path}: {', '.join(base)} changed (what {kernel} is compared "
+                    "against)", suggests="method_change", path=path, old="before", new="after", kernels=(kernel,),
+                ))
+            if a.get("use_cudagraph") != b.get("use_cudagraph"):
+                out.append(FactChange(
+                    kind="pretuned_cudagraph", detail=f"{path}: use_cudagraph() changed (how {kernel} is timed)",
+                    suggests="method_change", path=path, old="before", new="after", kernels=(kernel,),
+                ))
+    if PRETUNED_BENCH in changed_paths:
+        a, b = _functions(show(lg, PRETUNED_BENCH)), _functions(show(fb, PRETUNED_BENCH))
+        if a is not None and b is not None and a != b:
+            names = sorted(n for n in set(a) | set(b) if a.get(n) != b.get(n))
+            out.append(FactChange(
+                kind="pretuned_timer", detail=f"{PRETUNED_BENCH}: the pretuned timer changed ({', '.join(names)})",
+                suggests="method_change", path=PRETUNED_BENCH, old="before", new="after",
+            ))
+    prefix = f"{PRETUNED_DIR}/{kernel}/_helion_aot_"
+    configs = sorted(p for p in changed_paths if p.startswith(prefix))
+    if configs:
+        out.append(FactChange(
+            kind="pretuned_config", detail=f"{kernel}'s checked-in Helion configs were regenerated "
+            f"({', '.join(PurePosixPath(p).name for p in configs[:3])})", suggests="real",
+            path=configs[0], old="before", new="after", kernels=(kernel,),
+        ))
+    return out

@@ -1,0 +1,202 @@
+"""Gather each event's footprint from the store's view and the Helion clone, and classify it.
+
+The detect pass and `investigate` both call `explain_groups`, so a move gets the same verdict
+whichever way a person meets it. An event here is one platform group of `group_moves` (the
+moves of one source on one platform on one nightly ±1); the other platforms of that nightly
+are read as context ("did the other machines move too?").
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from service.classify.event import EventVerdict, classify_event, member_classification, with_change_commit
+from service.classify.footprint import EventInput, KernelSteps, Thresholds
+from service.classify.levels import step_of
+from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
+from service.records import Classification, Evidence, FactChange, Move, RankedCommit
+
+if TYPE_CHECKING:
+    from service.classify.groups import MoveGroup
+    from service.schedule.detect_pass import SourceView, Stages
+
+HEADLINE_OF = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
+COMPILE = "compile_time_geomean_s"
+
+
+def move_key(m: Move) -> tuple:
+    return (m.key, m.first_bad.run_id, m.direction)
+
+
+@dataclass(frozen=True)
+class GroupVerdict:
+    """An event's verdict and the verdict of each of its members (by `move_key`)."""
+
+    verdict: EventVerdict
+    members: dict[tuple, Classification]
+    change_commit: RankedCommit | None
+    blips: frozenset = frozenset()  # members that are lone short excursions: noise, not alerted
+
+
+def _rep(moves: list[Move], headline: str) -> Move:
+    """The move that stands for a kernel: its headline move, else its most significant one."""
+    heads = [m for m in moves if m.key.metric == headline]
+    return max(heads or moves, key=lambda m: m.significance)
+
+
+class EventGatherer:
+    """Reads what `EventInput` needs for the groups of one source's pass (indexes built once)."""
+
+    def __init__(self, stages: "Stages", view: "SourceView") -> None:
+        self.stages, self.view = stages, view
+        self.headline = HEADLINE_OF[view.source]
+        self.track_of: dict[tuple[str, str], int] = {}
+        self.heads_by_platform: dict[str, list[int]] = defaultdict(list)
+        for r in view.refs:
+            self.track_of[(r.key.platform_short, r.key.kernel)] = r.track_id
+            if r.key.metric == self.headline:
+                self.heads_by_platform[r.key.platform_short].append(r.series_id)
+        c = stages.cset
+        self.th = Thresholds(sigma=c.sibling_sigma, min_pct=max(2.0, c.min_step_pct - 1.0),
+                             ratio=c.sibling_step_ratio, strong_culprit=max(0.6, c.culprit_min_score),
+                             weak_culprit=c.culprit_min_score)
+
+    # --- per kernel ---------------------------------------------------------------------------
+
+    def _series(self, track_id: int, metric: str):
+        ref = self.view.by_track.get(track_id, {}).get(metric)
+        return self.view.data.get(ref.series_id) if ref is not None else None
+
+    def _step(self, track_id: int, metric: str, m: Move):
+        c = self.stages.cset
+        return step_of(self._series(track_id, metric), m.last_good.date, m.first_bad.date, c.level_nights,
+                       c.noise_floor)
+
+    def facts(self, m: Move) -> tuple[FactChange, ...]:
+        return self.stages.facts(m)
+
+    def kernel_steps(self, kernel: str, rep: Move) -> KernelSteps:
+        v = self.view
+        tid = self.track_of.get((rep.key.platform_short, kernel))
+        if tid is None:
+            return KernelSteps(kernel, None)
+        metrics = v.by_track.get(tid, {})
+        if v.source == "dashboard":
+            comps = tuple(self._step(tid, x, rep) for x in COMPARATOR_SPEEDUPS if x in metrics)
+            latency = self._step(tid, LATENCY, rep) if LATENCY in metrics else None
+        else:
+            comps = tuple(self._step(tid, x, rep) for x in sorted(metrics) if is_baseline_metric(x))
+            latency = None
+        lg_pk, fb_pk = v.pk_of.get(rep.last_good.run_id), v.pk_of.get(rep.first_bad.run_id)
+        shapes = attrs = None
+        if lg_pk is not None and fb_pk is not None and v.facts is not None:
+            sb = v.facts.shapes_near(tid, lg_pk, side="before")
+            sa = v.facts.shapes_near(tid, fb_pk, side="after")
+            shapes = None if sb is None or sa is None else tuple(sb) != tuple(sa)
+            attrs = tuple(sorted({a.attribute for a in v.attribute_changes(tid, lg_pk, fb_pk)}))
+        facts = tuple(f for f in self.facts(rep) if f.kernels is not None and kernel in f.kernels)
+        return KernelSteps(
+            kernel=kernel, headline=self._step(tid, self.headline, rep), latency=latency, comparators=comps,
+            compile=self._step(tid, COMPILE, rep) if COMPILE in metrics else None, facts=facts,
+            shapes_changed=shapes, attributes=attrs or (),
+        )
+
+    def ran(self, platform: str, run_id: str) -> int:
+        return sum(1 for sid in self.heads_by_platform.get(platform, ()) if self.view.value_at(sid, run_id))
+
+    # --- per event ----------------------------------------------------------------------------
+
+    def event_input(self, group: "MoveGroup", night_groups: list["MoveGroup"]) -> tuple[EventInput, Move]:
+        by_kernel: dict[str, list[Move]] = defaultdict(list)
+        for m in group.moves:
+            by_kernel[m.key.kernel].append(m)
+        reps = {k: _rep(ms, self.headline) for k, ms in by_kernel.items()}
+        lead = max(reps.values(), key=lambda m: (m.key.metric == self.headline, m.significance))
+        kernels = tuple(self.kernel_steps(k, reps[k]) for k in sorted(reps))
+        platform = group.platform_short or lead.key.platform_short
+        fam = family(platform)
+        direction = Counter(m.direction for m in group.moves).most_common(1)[0][0]
+        elsewhere: dict[str, set[str]] = defaultdict(set)
+        for other in night_groups:
+            if other is group or other.platform_short in (None, platform):
+                continue
+            if family(other.platform_short) == fam:
+                continue
+            for m in other.moves:
+                if m.direction == direction:
+                    elsewhere[other.platform_short].add(m.key.kernel)
+        moved_elsewhere = tuple(sorted(p for p, ks in elsewhere.items() if len(ks) >= 2))
+        platform_facts = tuple(f for f in self.facts(lead) if f.kernels is None)
+        window = self.stages.window(lead)
+        known = window is not None and window.complete and self.stages.repo is not None
+        top = None
+        code = 0
+        if known:
+            ranked = self.stages.ranked(lead, tuple(sorted(reps)))
+            top = ranked[0] if ranked else None
+            code = self.stages.code_commits(window)
+        ev = EventInput(
+            source=self.view.source, platform=platform, kernels=kernels,
+            ran=self.ran(platform, lead.first_bad.run_id), elsewhere=moved_elsewhere,
+            platform_facts=platform_facts, top_candidate=top, window_known=known,
+            same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
+            code_commits=code, ended=all(m.state == "ended" for m in group.moves),
+            config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
+        )
+        return ev, lead
+
+    def explain(self, group: "MoveGroup", night_groups: list["MoveGroup"]) -> GroupVerdict:
+        ev, lead = self.event_input(group, night_groups)
+        v = classify_event(ev, self.stages.table, self.th)
+        change = None
+        if v.change_fact is not None:
+            change = self.stages.attribute(lead, v.change_fact)
+        elif v.cause == "method_change":
+            change = self.stages.change_commits(lead)[0]
+        own = {k.kernel: k.facts for k in ev.kernels}
+        members: dict[tuple, Classification] = {}
+        min_sig = self.stages.cset.min_significance
+        # a short excursion that came back is a hardware episode only when many kernels of the
+        # platform made it together; alone (or with a few) it is noise, as it always was
+        episode = v.cause == "hardware" and len(ev.kernels) >= self.stages.cset.group_min_kernels
+        short = self.stages.dset.revert_nights
+        blips = frozenset(move_key(m) for m in group.moves
+                          if m.state == "ended" and m.nights_after <= short and not episode)
+        for m in group.moves:
+            if move_key(m) in blips:
+                continue
+            if m.significance < min_sig:
+                members[move_key(m)] = _noise(m, min_sig)
+                continue
+            c = member_classification(v, m, own.get(m.key.kernel, ()))
+            c = with_change_commit(c, change)
+            members[move_key(m)] = c
+        return GroupVerdict(v, members, change, blips)
+
+
+def _noise(m: Move, bar: float) -> Classification:
+    detail = (f"{m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter, below the {bar:g}σ bar")
+    return Classification("noise", 0.6, (Evidence("persistence", "noise", detail, {"significance": m.significance}),),
+                          m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
+
+
+def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"]) -> dict[int, GroupVerdict]:
+    """A verdict per platform group (keyed by id(group)), each with the others of its nightly as context."""
+    gatherer = EventGatherer(stages, view)
+    platform_groups = [g for g in groups if g.platform_short is not None]
+    by_night: dict[int, list] = defaultdict(list)
+    order = {}
+    for g in platform_groups:
+        pk = view.pk_of.get(g.first_bad_run_id)
+        o = view.ordinal.get(pk) if pk is not None else None
+        order[id(g)] = o
+        if o is not None:
+            by_night[o].append(g)
+    out: dict[int, GroupVerdict] = {}
+    for g in platform_groups:
+        o = order[id(g)]
+        near = [x for d in (-1, 0, 1) for x in by_night.get(o + d, ())] if o is not None else [g]
+        out[id(g)] = gatherer.explain(g, near)
+    return out

@@ -1,0 +1,113 @@
+"""Scoring a monitor's alerts against a world's labels (rules in the package docstring)."""
+from __future__ import annotations
+
+from collections import Counter
+
+
+def _matches(world, label, alert) -> bool:
+    if alert.get("source") != label.source:
+        return False
+    if (alert.get("platform_short"), alert.get("kernel")) not in set(label.members):
+        return False
+    if label.kind == "scatter":
+        return True  # any alert on a high-scatter series is about that scatter
+    a = world.night_of(alert.get("first_bad_run_id"))
+    b = world.night_of(label.first_bad_run_id)
+    return a is not None and b is not None and abs(a - b) <= 2
+
+
+def score(world, alerts: list[dict]) -> dict:
+    alerts = [a for a in alerts if a.get("state", "live") != "retracted"]
+    labels = world.labels
+    matched: dict[str, list[dict]] = {l.id: [] for l in labels}
+    used = set()
+    for j, a in enumerate(alerts):
+        for l in labels:
+            if _matches(world, l, a):
+                matched[l.id].append(a)
+                used.add(j)
+    cases = []
+    for l in labels:
+        ms = matched[l.id]
+        got_cause = Counter(a.get("cause") for a in ms).most_common(1)[0][0] if ms else None
+        got_kind = Counter(a.get("kind") for a in ms if a.get("cause") == got_cause).most_common(1)[0][0] if ms else None
+        first_ok = bool(ms) and Counter(a.get("first_bad_run_id") for a in ms).most_common(1)[0][0] == l.first_bad_run_id
+        culprit_ok = bool(ms) and l.culprit_sha is not None and \
+            Counter(a.get("culprit_sha") for a in ms).most_common(1)[0][0] == l.culprit_sha
+        change_ok = bool(ms) and l.change_sha is not None and any(a.get("change_sha") == l.change_sha for a in ms)
+        hon_n = hon_ok = 0
+        for a in ms:
+            want = l.honest_speedup.get(f"{a.get('platform_short')}/{a.get('kernel')}")
+            if want is None or a.get("metric") not in ("helion_speedup_geomean", "geomean"):
+                continue
+            hon_n += 1
+            got = a.get("honest_speedup")
+            if got is not None and want and abs(got - want) / want <= 0.03:
+                hon_ok += 1
+        ended_ok = None
+        if l.end_run_id is not None:
+            ended_ok = bool(ms) and any(a.get("state") == "ended" and a.get("end_run_id") is not None and
+                                        world.night_of(a["end_run_id"]) is not None and
+                                        abs(world.night_of(a["end_run_id"]) - world.night_of(l.end_run_id)) <= 1 for a in ms)
+        lag = None
+        posted = [a.get("first_posted_night") for a in ms if a.get("first_posted_night") is not None]
+        if posted:
+            lag = min(posted) - world.night_of(l.first_bad_run_id)
+        cases.append(dict(id=l.id, source=l.source, cause=l.cause, kind=l.kind, members=len(l.members),
+                          alerts=len(ms), got_cause=got_cause, got_kind=got_kind,
+                          cause_ok=(got_cause == l.cause) if l.cause != "noise" else (not ms or got_cause == "noise"),
+                          kind_ok=(got_kind == l.kind) if l.cause != "noise" else (not ms or got_cause == "noise"), first_bad_ok=first_ok, culprit_ok=culprit_ok if l.culprit_sha else None,
+                          change_ok=change_ok if l.change_sha else None, honest_ok=hon_ok, honest_n=hon_n,
+                          ended_ok=ended_ok, lag=lag, note=l.note))
+    non_noise = [c for c in cases if c["cause"] != "noise"]
+    noise = [c for c in cases if c["cause"] == "noise"]
+    detected = [c for c in non_noise if c["alerts"]]
+
+    def rate(xs):
+        xs = list(xs)
+        return round(sum(1 for x in xs if x) / len(xs), 4) if xs else None
+
+    per_cause = {}
+    for cause in ("real", "method_change", "hardware", "noise"):
+        cs = [c for c in cases if c["cause"] == cause]
+        per_cause[cause] = rate(c["cause_ok"] for c in cs)
+    false_alerts = sum(1 for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise")
+    denom = max(world.series_count() * len(world.nights), 1)
+    lags = [c["lag"] for c in detected if c["lag"] is not None]
+    hon_n = sum(c["honest_n"] for c in non_noise)
+    eps = [c for c in non_noise if c["ended_ok"] is not None]
+    return {
+        "events": len(non_noise),
+        "detection_recall": rate(c["alerts"] > 0 for c in non_noise) or 0.0,
+        "cause_accuracy": rate(c["cause_ok"] for c in non_noise) or 0.0,
+        "per_cause_accuracy": per_cause,
+        "kind_accuracy": rate(c["kind_ok"] for c in non_noise) or 0.0,
+        "first_bad_exact": rate(c["first_bad_ok"] for c in non_noise) or 0.0,
+        "culprit_top1": rate(c["culprit_ok"] for c in non_noise if c["culprit_ok"] is not None),
+        "change_commit_accuracy": rate(c["change_ok"] for c in non_noise if c["change_ok"] is not None),
+        "honest_within_3pct": round(sum(c["honest_ok"] for c in non_noise) / hon_n, 4) if hon_n else None,
+        "noise_cases_alerted": sum(1 for c in noise if c["alerts"] and c["got_cause"] != "noise"),
+        "noise_cases": len(noise),
+        "false_alerts": false_alerts,
+        "false_alerts_per_10k_series_nights": round(false_alerts * 10_000 / denom, 3),
+        "mean_nights_to_post": round(sum(lags) / len(lags), 3) if lags else None,
+        "episodes_ended_correctly": f"{sum(1 for c in eps if c['ended_ok'])}/{len(eps)}",
+        "cases": cases,
+    }
+
+
+def perfect_alerts(world) -> list[dict]:
+    """The alert list a perfect monitor would hand in (one per label member and headline metric)."""
+    out = []
+    for l in world.labels:
+        if l.cause == "noise":
+            continue
+        metric = "helion_speedup_geomean" if l.source == "dashboard" else "geomean"
+        for (p, k) in l.members:
+            out.append(dict(source=l.source, platform_short=p, kernel=k, metric=metric,
+                            first_bad_run_id=l.first_bad_run_id, last_good_run_id=l.last_good_run_id,
+                            cause=l.cause, kind=l.kind, culprit_sha=l.culprit_sha, change_sha=l.change_sha,
+                            honest_speedup=l.honest_speedup.get(f"{p}/{k}"),
+                            state="ended" if l.end_run_id else "live", end_run_id=l.end_run_id,
+                            group_id=l.id, first_posted_night=world.night_of(l.first_bad_run_id)))
+    return out

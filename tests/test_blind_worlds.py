@@ -1,0 +1,142 @@
+"""Blind worlds: real-sha nightlies, live-schema documents from Helion's own builders, sound labels."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from tests.blind_worlds import Label, build_world, perfect_alerts, score
+from tests.blind_worlds import repo as R
+
+pytestmark = pytest.mark.skipif(not R.bundle_path().exists(), reason="helion bundle not available")
+
+NIGHTS = 30
+SEED = 3
+
+MECH_FILES = {
+    "cudagraph": ("benchmarks/run.py", "pretuned_kernels/"),
+    "shapes": ("benchmarks/run.py", "benchmarks/run_linattn.py", ".github/workflows/benchmark.yml"),
+    "baseline": (".github/workflows/benchmark.yml", "pretuned_kernels/"),
+    "autotune": (".github/workflows/benchmark.yml",),
+    "timer": ("benchmarks/run.py", "pretuned_kernels/_bench.py"),
+    "harness": (".github/workflows/benchmark.yml", "benchmarks/run.py"),
+    "runner": (".github/workflows/",),
+    "driver": (".github/workflows/",),
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return build_world(SEED, tmp_path_factory.mktemp("blind"), nights=NIGHTS)
+
+
+def test_documents_have_live_schema(world):
+    last = len(world.nights) - 1
+    d = json.loads(world.dashboard_bytes(last))
+    for k in ("generated_at", "latest_run", "runs", "platforms", "platform_shorts", "unique_kernels", "stats", "summary"):
+        assert k in d
+    assert d["latest_run"]["run_id"] == world.nights[last].run_id
+    for r in d["runs"]:
+        assert set(r) >= {"run_id", "sha", "full_sha", "date", "branch", "is_nightly", "kernel_count"}
+        assert r["run_id"].isdigit() and r["date"].endswith("Z")
+    assert {"h100", "b200", "b200_cute", "mi350x", "tpu"} <= set(d["platform_shorts"])
+    s0 = d["summary"][0]
+    for k in ("kernel", "platform", "platform_short", "baseline_label", "has_nightly_data", "status", "accuracy_failures",
+              "run_failures", "last_seen_date", "infra_missing", "helion_speedup_geomean", "triton_speedup_geomean",
+              "torch_compile_speedup_geomean", "compile_time_geomean_s", "helion_latency_avg_ms", "speedup_delta_pct",
+              "compile_delta_pct", "latency_delta_pct", "history"):
+        assert k in s0
+    per_shape = 0
+    for s in d["summary"]:
+        for h in s["history"]:
+            assert set(h) >= {"run_id", "sha", "full_sha", "date", "branch", "is_nightly", "helion_speedup_geomean",
+                              "triton_speedup_geomean", "torch_compile_speedup_geomean", "compile_time_geomean_s",
+                              "helion_latency_avg_ms"}
+            if "per_shape" in h:
+                per_shape += 1
+                assert h["run_id"] == world.nights[last].run_id or s["infra_missing"]
+                assert set(h["per_shape"]) == {"shapes", "helion_speedup", "triton_speedup", "torch_compile_speedup",
+                                               "helion_accuracy", "helion_compile_time_s", "helion_latency_ms"}
+    assert per_shape > 20
+    assert any(s["baseline_label"] for s in d["summary"])  # linear-attention rows
+    assert any(not h["is_nightly"] for s in d["summary"] for h in s["history"])  # manual dispatches present
+    p = json.loads(world.pretuned_bytes(last))
+    for k in ("generated_at", "latest_run", "runs", "platforms", "platform_shorts", "kernels", "stats", "summary"):
+        assert k in p
+    assert p["summary"] and {"compute", "cudagraph", "failed", "geomean", "baselines", "history"} <= set(p["summary"][0])
+    # cumulative: an earlier document is a prefix in run history
+    d5 = json.loads(world.dashboard_bytes(5))
+    assert d5["latest_run"]["run_id"] == world.nights[5].run_id
+    assert {r["run_id"] for r in d5["runs"]} <= {r["run_id"] for r in d["runs"]}
+    assert world.series_count() > 100
+
+
+def test_nightlies_on_real_first_parent_shas(world):
+    order = {c.sha: i for i, c in enumerate(R.first_parent(world.repo))}
+    fp = R.first_parent(world.repo)
+    prev_idx, prev_date = -1, None
+    for n in world.nights:
+        assert re.fullmatch(r"[0-9a-f]{40}", n.full_sha) and n.sha == n.full_sha[:8] and n.run_id.isdigit()
+        assert n.full_sha in order and order[n.full_sha] >= prev_idx
+        assert 8 <= n.date.hour <= 9
+        assert prev_date is None or n.date > prev_date
+        # the sha is the last first-parent commit before the nightly time
+        assert fp[order[n.full_sha]].date < n.date
+        assert order[n.full_sha] + 1 == len(fp) or fp[order[n.full_sha] + 1].date >= n.date
+        prev_idx, prev_date = order[n.full_sha], n.date
+        assert world.night_of(n.run_id) is not None
+    assert len(world.nights) < NIGHTS  # skipped days
+
+
+def _range(world, label):
+    key = (lambda n: n.p_full_sha) if label.source == "pretuned" else (lambda n: n.full_sha)
+    a = key(world.nights[world.night_of(label.last_good_run_id)])
+    b = key(world.nights[world.night_of(label.first_bad_run_id)])
+    return R.git(world.repo, "rev-list", "--first-parent", f"{a}..{b}").split()
+
+
+def test_label_commits_in_window_and_touch_mechanism(world):
+    assert 15 <= len(world.labels)
+    for l in world.labels:
+        assert isinstance(l, Label) and l.to_dict()["id"] == l.id
+        assert world.night_of(l.first_bad_run_id) == world.night_of(l.last_good_run_id) + 1
+        if l.cause == "real":
+            assert l.culprit_sha and l.culprit_sha in _range(world, l)
+            files = R.git(world.repo, "show", "--format=", "--name-only", l.culprit_sha).split()
+            assert any(f.startswith(("helion/", "pretuned_kernels/")) for f in files), l
+        else:
+            assert l.culprit_sha is None
+        if l.change_sha:
+            assert l.cause in ("method_change", "hardware")
+            assert l.change_sha in _range(world, l), l
+            files = R.git(world.repo, "show", "--format=", "--name-only", l.change_sha).split()
+            assert any(f.startswith(p) for f in files for p in MECH_FILES[l.kind]), (l.id, files)
+        if l.kind == "thermal":
+            assert l.change_sha is None and l.end_run_id
+        assert l.members and l.honest_speedup
+
+
+def test_every_cause_present(world):
+    causes = {l.cause for l in world.labels}
+    assert causes == {"real", "method_change", "hardware", "noise"}
+
+
+def test_score_perfect_and_empty(world):
+    s = score(world, perfect_alerts(world))
+    assert s["detection_recall"] == 1.0 and s["cause_accuracy"] == 1.0 and s["kind_accuracy"] == 1.0
+    assert s["first_bad_exact"] == 1.0 and s["culprit_top1"] == 1.0 and s["change_commit_accuracy"] == 1.0
+    assert s["honest_within_3pct"] == 1.0 and s["noise_cases_alerted"] == 0 and s["false_alerts"] == 0
+    assert all(v == 1.0 for v in s["per_cause_accuracy"].values() if v is not None)
+    e = score(world, [])
+    assert e["detection_recall"] == 0.0 and e["false_alerts"] == 0
+    assert len(e["cases"]) == len(world.labels)
+
+
+def test_deterministic_per_seed(world, tmp_path):
+    w2 = build_world(SEED, tmp_path / "again", nights=NIGHTS)
+    assert [n.run_id for n in w2.nights] == [n.run_id for n in world.nights]
+    assert [l.to_dict() for l in w2.labels] == [l.to_dict() for l in world.labels]
+    assert w2.dashboard_bytes(3) == world.dashboard_bytes(3)
+    assert w2.pretuned_bytes(3) == world.pretuned_bytes(3)
