@@ -1,4 +1,4 @@
-"""Moves stay stable across nightly passes: matched, shifted, retracted; nearest_move; settings."""
+"""Moves stay stable across nightly passes: matched, shifted, ended, retracted; settings."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from service.config import DEFAULT_CONFIG
-from service.detect import DetectSettings, detect_series, nearest_move, reconcile
+from service.detect import DetectSettings, detect_series, reconcile
 from service.errors import BenchwatchError
-from tests.test_detect import T0, make_series, noisy, replay
+from tests.test_detect import make_series, noisy, replay
 
 S = DetectSettings()
 
@@ -105,26 +105,6 @@ def test_closest_previous_wins_and_each_move_matches_once():
     out = reconcile([a, b], [m], S)
     assert out == [m, dataclasses.replace(a, state="retracted")]
     assert reconcile([b, a], [m], S) == [m, dataclasses.replace(a, state="retracted")]
-
-
-def test_nearest_move_prefers_significance_and_skips_retracted():
-    x = noisy(300, 7)
-    x[100:] *= 0.9
-    x[104:] *= 0.7  # within 4 nights of the first: two moves, the second larger
-    x[250:] *= 1.3
-    moves = _moves(x)
-    assert [m.first_bad.run_id for m in moves] == ["r100", "r104", "r250"]
-    day = lambda i: T0 + timedelta(days=i)  # noqa: E731
-    assert nearest_move(moves, day(102), 3).first_bad.run_id == "r104"
-    assert nearest_move(moves, day(99), 1).first_bad.run_id == "r100"
-    assert nearest_move(moves, day(180), 10) is None
-    assert nearest_move(moves, day(251), 2).first_bad.run_id == "r250"
-    live_only = [dataclasses.replace(moves[1], state="retracted"), moves[0]]
-    assert nearest_move(live_only, day(102), 3).first_bad.run_id == "r100"
-    naive = day(251).replace(tzinfo=None)  # the store's naive UTC is accepted too
-    assert nearest_move(moves, naive, 1).first_bad.run_id == "r250"
-    with pytest.raises(ValueError):
-        nearest_move(moves, day(1), -1)
 
 
 def test_settings_defaults_equal_the_config_file():

@@ -110,9 +110,9 @@ def test_alerts_filters(loaded):
     assert res.exit_code == 2 and "cause must be one of" in res.stderr
 
 
-FIELDS = {"source", "platform_short", "kernel", "metric", "cause", "direction", "confidence", "last_good",
-          "first_bad", "before", "after", "change_pct", "true_speedup", "true_speedup_reason", "culprit",
-          "change_commit", "candidates", "evidence", "related"}
+FIELDS = {"source", "platform_short", "kernel", "metric", "cause", "kind", "direction", "confidence", "last_good",
+          "first_bad", "end", "before", "after", "change_pct", "significance", "true_speedup",
+          "true_speedup_reason", "culprit", "change_commit", "candidates", "evidence", "related", "others"}
 
 
 def test_investigate_one_kernel_json_contract(loaded, world):
@@ -127,7 +127,11 @@ def test_investigate_one_kernel_json_contract(loaded, world):
     assert obj["culprit"]["sha"] == obj["culprit"]["full_sha"][:8]
     assert {"check", "verdict", "detail"} <= set(obj["evidence"][0])
     checks = {e["check"] for e in obj["evidence"]}
-    assert {"persistence", "helion_only", "timer_agreement", "breadth", "commit_window"} <= checks
+    # the event's explanation first, then the member's own step, then each observation
+    assert obj["evidence"][0]["check"] == "event" and obj["evidence"][1]["check"] == "persistence"
+    assert {"timers", "comparators", "breadth", "elsewhere", "platform_change", "kernel_method", "culprit",
+            "window"} <= checks
+    assert obj["kind"] in ("code", "heuristics")
     assert len(obj["candidates"]) >= 2  # distractors are ranked too
 
 

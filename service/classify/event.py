@@ -125,11 +125,24 @@ def honest_speedup(move: Move, cause: str, kind: str, fact: FactChange | None = 
                       "the established method stands")
 
 
+def _persistence(m: Move) -> Evidence:
+    nights = f"{m.nights_after} nightl{'y' if m.nights_after == 1 else 'ies'}"
+    if m.state == "ended":
+        when = f"ended after {nights}" + (f" (back on {m.end.date:%Y-%m-%d})" if m.end is not None else "")
+    else:
+        when = f"{m.state}, {nights} at the new level"
+    return Evidence("persistence", "neutral",
+                    f"{m.key.metric} {m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter; {when}",
+                    {"significance": round(m.significance, 2), "nights_after": m.nights_after, "state": m.state})
+
+
 def member_classification(
     v: EventVerdict, move: Move, own_facts: tuple[FactChange, ...] = (), own: Classification | None = None,
+    candidates: tuple[RankedCommit, ...] = (),
 ) -> Classification:
     """The event's verdict for one member (its own cause only on its own strong evidence)."""
-    cause, kind, evidence, fact = v.cause, v.kind, v.evidence, v.change_fact
+    cause, kind, fact = v.cause, v.kind, v.change_fact
+    evidence = (v.evidence[0], _persistence(move), *v.evidence[1:])
     mine = own_method_fact(own_facts, move.key.kernel)
     if mine is not None and cause != "method_change":
         cause, fact = "method_change", mine
@@ -143,7 +156,7 @@ def member_classification(
     return Classification(
         cause=cause, confidence=v.confidence, evidence=tuple(evidence), true_speedup=value,
         true_speedup_reason=reason, culprit=v.culprit if cause == "real" else None,
-        change_commit=None, candidates=own.candidates if own is not None and cause == "real" else (),
+        change_commit=None, candidates=tuple(candidates) if cause == "real" else (),
         related=own.related if own is not None else (), kind=kind,
     )
 

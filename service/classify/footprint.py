@@ -10,7 +10,7 @@ the other machines move, what changed in the window for *this* platform and *the
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from service.classify.explain import Observation
 from service.classify.levels import Step
@@ -70,6 +70,7 @@ class EventInput:
     code_commits: int = 0
     ended: bool = False  # the level came back (an episode with an end)
     config_regenerated: bool = False
+    window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
 
 
 def _moved(step: Step | None, th: Thresholds) -> int:
@@ -236,7 +237,7 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
 
     top = ev.top_candidate
     if not ev.window_known:
-        obs.append(Observation("culprit", "unknown", "no commit window (no local Helion clone or window not fetched)"))
+        obs.append(Observation("culprit", "unknown", ev.window_problem or "no commit window (no local Helion clone)"))
         obs.append(Observation("window", "unknown", "commit window unknown"))
     else:
         if top is not None and top.score >= th.strong_culprit:

@@ -471,8 +471,6 @@ def _has_commit(repo: Path, sha: str) -> bool:
             _PRESENT.clear()
         _PRESENT.add((str(repo), sha))
     return ok
-    _has_commit_cached.cache_clear() if _has_commit_cached.cache_info().currsize > 4000 else None
-    return False
 
 
 def _touched(changed: frozenset[str] | None, path: str) -> bool:

@@ -247,6 +247,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         if word or any(_names_kernel_file(f, stems) for f in c.files):
             named = base
             break
+    own_family = False
     if named:
         raw += w.kernel
         reasons.append(f"names kernel {named}")
@@ -257,7 +258,16 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
             fpath = next((f for f in c.files if _matching_prefix(f, fam.paths)), None)
             if word or fpath:
                 raw += w.family
+                own_family = True
                 reasons.append(f"kernel family {fam_name}: {word!r}" if word else f"kernel family {fam_name}: touches {fpath}")
+                break
+    other_family = None
+    if families and not named and not own_family:
+        for fam_name, fam in rules.families.items():
+            if fam_name in families:
+                continue
+            if _first_mention(c.subject, fam.words) or any(_matching_prefix(f, fam.paths) for f in c.files):
+                other_family = fam_name
                 break
 
     score = min(1.0, raw)
@@ -273,6 +283,10 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
             reasons.append(f"other slice (touches {other_path}): discounted")
         else:
             reasons.append(f"other slice (subject names {other_hint}): discounted")
+
+    if other_family is not None:
+        score *= w.other_family
+        reasons.append(f"about {other_family} kernels, not the moved ones: discounted")
 
     kinds = set(classes.values())
     if not c.files:

@@ -41,8 +41,9 @@ class Weights(_Model):
     path: float = Field(0.30, ge=0, le=1)
     shared_code: float = Field(0.15, ge=0, le=1)
     device_hint: float = Field(0.15, ge=0, le=1)
-    kernel: float = Field(0.25, ge=0, le=1)
+    kernel: float = Field(0.40, ge=0, le=1)
     family: float = Field(0.10, ge=0, le=1)
+    other_family: float = Field(0.5, ge=0, le=1)  # discount: names only another kernel family
     other_slice: float = Field(0.30, ge=0, le=1)
     docs_only: float = Field(0.15, ge=0, le=1)
     test_only: float = Field(0.25, ge=0, le=1)

@@ -7,7 +7,7 @@ nightly trend of a stored series; `reconcile` keeps moves stable across passes.
 from __future__ import annotations
 
 from service.detect.core import change_points, noise_sigma
-from service.detect.reconcile import nearest_move, reconcile
+from service.detect.reconcile import reconcile
 from service.detect.series import detect_series, direction_of, trend_points
 from service.detect.settings import DetectSettings
 
@@ -16,7 +16,6 @@ __all__ = [
     "change_points",
     "detect_series",
     "direction_of",
-    "nearest_move",
     "noise_sigma",
     "reconcile",
     "trend_points",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from service.detect.settings import DetectSettings
 from service.records import Move, aware
@@ -47,23 +47,3 @@ def reconcile(previous: Sequence[Move], current: Sequence[Move], settings: Detec
         if pi not in used_p and p.state != "retracted"
     ]
     return out
-
-
-def nearest_move(moves: Sequence[Move], date: datetime, nights: int) -> Move | None:
-    """The most significant live move whose first-bad is within ±nights days of ``date``."""
-    if nights < 0:
-        raise ValueError("nights must be >= 0")
-    when = aware(date)
-    window = timedelta(days=nights)
-    best: tuple | None = None
-    found: Move | None = None
-    for m in moves:
-        if m.state == "retracted":
-            continue
-        gap = abs(aware(m.first_bad.date) - when)
-        if gap > window:
-            continue
-        rank = (-m.significance, gap, aware(m.first_bad.date), m.first_bad.run_id)
-        if best is None or rank < best:
-            best, found = rank, m
-    return found

@@ -112,18 +112,17 @@ class Stages:
     """The detector, culprit search and classifier behind one small, cached interface."""
 
     def __init__(self, settings: Settings, repo: Path | None) -> None:
-        from service.classify import classify_group, classify_move
-        from service.classify.context import MoveContext
+        from service.classify import classify_group
         from service.culprit import facts, rank, window
-        from service.detect import detect_series, nearest_move, reconcile
+        from service.detect import detect_series, reconcile
 
         self.settings = settings
         self.repo = repo
         self.dset = _detect_settings(settings)
         self.cset = _classify_settings(settings)
         self.rules = _slice_rules()
-        self._detect, self._reconcile, self._nearest = detect_series, reconcile, nearest_move
-        self._classify, self._classify_group, self._Ctx = classify_move, classify_group, MoveContext
+        self._detect, self._reconcile = detect_series, reconcile
+        self._classify_group = classify_group
         self._window_fn, self._rank, self._facts_fn = window.commit_window, rank, facts.repo_fact_changes
         from service.classify.explain import load_table
 
@@ -140,9 +139,6 @@ class Stages:
 
     def reconcile(self, previous: Sequence[Move], current: Sequence[Move]) -> list[Move]:
         return list(self._reconcile(previous, current, self.dset))
-
-    def nearest(self, moves: Sequence[Move], date: datetime, nights: int) -> Move | None:
-        return self._nearest(moves, date, nights)
 
     def window(self, move: Move):
         k = (move.last_good.full_sha, move.first_bad.full_sha)
@@ -228,12 +224,6 @@ class Stages:
         self._attributed[k] = out
         return out
 
-    def context(self, **kw):
-        return self._Ctx(**kw)
-
-    def classify(self, ctx) -> Classification:
-        return self._classify(ctx, self.cset)
-
     def classify_group(self, members, run_id: str):
         return self._classify_group(members, self.cset, run_id=run_id)
 
@@ -310,63 +300,6 @@ def _alertable(metric: str) -> bool:
 
 def _move_key(m: Move) -> tuple:
     return (m.key, m.first_bad.run_id, m.direction)
-
-
-class NightIndex:
-    """The live moves of a pass by trend-night ordinal (by run id when the run is not a trend
-    night): built once per pass, so finding a move's peers is a few dict reads."""
-
-    def __init__(self, moves: Sequence[Move], view: SourceView) -> None:
-        self.view = view
-        self.nights: dict[int, list[Move]] = defaultdict(list)
-        self.runs: dict[str, list[Move]] = defaultdict(list)
-        for m in moves:
-            o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
-            if o is not None:
-                self.nights[o].append(m)
-            else:
-                self.runs[m.first_bad.run_id].append(m)
-
-    def peers(self, move: Move, tolerance: int = 1) -> tuple[Move, ...]:
-        """Live moves of other series whose first-bad run is the same nightly (± tolerance)."""
-        me = self.view.ordinal.get(self.view.pk_of.get(move.first_bad.run_id, -1))
-        if me is None:
-            near = self.runs.get(move.first_bad.run_id, ())
-        else:
-            near = [m for o in range(me - tolerance, me + tolerance + 1) for m in self.nights.get(o, ())]
-        return tuple(m for m in near if m.key != move.key and m.state != "retracted")
-
-
-def build_context(stages: Stages, view: SourceView, ref: SeriesRef, move: Move, index: NightIndex):
-    """Gather what the classifier weighs about one move (see service/classify/context.py)."""
-    lg_pk, fb_pk = view.pk_of[move.last_good.run_id], view.pk_of[move.first_bad.run_id]
-    track = view.by_track[ref.track_id]
-    siblings = {
-        metric: view.data[r.series_id] for metric, r in track.items() if metric != ref.key.metric
-    }
-    platforms = {p for p in view.kernels_by_platform}
-    peers = index.peers(move)
-    # the culprit search looks for every kernel of the platform that stepped with this one
-    kernels = tuple(sorted({ref.key.kernel} | {
-        m.key.kernel for m in peers if m.key.platform_short == ref.key.platform_short
-    }))
-    harness, runner = stages.change_commits(move)
-    return stages.context(
-        move=move,
-        siblings=siblings,
-        peer_moves=peers,
-        platform_kernel_count=len(view.kernels_by_platform.get(ref.key.platform_short, ())),
-        other_platforms_count=len(platforms - {ref.key.platform_short}),
-        shapes_before=view.facts.shapes_near(ref.track_id, lg_pk, side="before"),
-        shapes_after=view.facts.shapes_near(ref.track_id, fb_pk, side="after"),
-        attribute_changes=view.attribute_changes(ref.track_id, lg_pk, fb_pk),
-        window=stages.window(move),
-        candidates=stages.ranked(move, kernels),
-        harness_commit=harness,
-        runner_commit=runner,
-        repo_facts=stages.facts(move),
-        series=view.data[ref.series_id],
-    )
 
 
 # --- detect (stores) ------------------------------------------------------------------------

@@ -108,7 +108,8 @@ class EventGatherer:
 
     # --- per event ----------------------------------------------------------------------------
 
-    def event_input(self, group: "MoveGroup", night_groups: list["MoveGroup"]) -> tuple[EventInput, Move]:
+    def event_input(self, group: "MoveGroup", night_groups: list["MoveGroup"]
+                    ) -> tuple[EventInput, Move, tuple[RankedCommit, ...]]:
         by_kernel: dict[str, list[Move]] = defaultdict(list)
         for m in group.moves:
             by_kernel[m.key.kernel].append(m)
@@ -133,8 +134,9 @@ class EventGatherer:
         known = window is not None and window.complete and self.stages.repo is not None
         top = None
         code = 0
+        ranked: tuple[RankedCommit, ...] = ()
         if known:
-            ranked = self.stages.ranked(lead, tuple(sorted(reps)))
+            ranked = tuple(self.stages.ranked(lead, tuple(sorted(reps))))
             top = ranked[0] if ranked else None
             code = self.stages.code_commits(window)
         ev = EventInput(
@@ -144,11 +146,12 @@ class EventGatherer:
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
+            window_problem=None if known else (window.problem if window is not None else None),
         )
-        return ev, lead
+        return ev, lead, ranked[:10]
 
     def explain(self, group: "MoveGroup", night_groups: list["MoveGroup"]) -> GroupVerdict:
-        ev, lead = self.event_input(group, night_groups)
+        ev, lead, ranked = self.event_input(group, night_groups)
         v = classify_event(ev, self.stages.table, self.th)
         change = None
         if v.change_fact is not None:
@@ -170,7 +173,7 @@ class EventGatherer:
             if m.significance < min_sig:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
-            c = member_classification(v, m, own.get(m.key.kernel, ()))
+            c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)
             c = with_change_commit(c, change)
             members[move_key(m)] = c
         return GroupVerdict(v, members, change, blips)

@@ -20,15 +20,10 @@ from sqlalchemy.orm import Session
 from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
-from service.schedule.detect_pass import (
-    DEFAULT_METRIC,
-    NightIndex,
-    SourceView,
-    Stages,
-    _detectable,
-    build_context,
-)
+from service.records import HEADLINE, aware
+from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable
 from service.store.alert_reads import commit_json, related_json, run_json
+from service.store.alerts_writer import evidence_item
 from service.store.db import Store
 from service.store.series_reads import series_refs
 from service.store.tables import Track
@@ -80,62 +75,106 @@ def _quiet(q: Question, kernel: str, metric: str, series: SeriesData, when: date
     level = _level_near(series, when, q.window_nights)
     return {
         "source": q.source, "platform_short": q.platform_short, "kernel": kernel, "metric": metric,
-        "cause": "noise", "direction": None, "confidence": 1.0 if level is not None else 0.0,
-        "last_good": None, "first_bad": None, "before": level, "after": level, "change_pct": 0.0,
+        "cause": "noise", "kind": "", "direction": None, "confidence": 1.0 if level is not None else 0.0,
+        "last_good": None, "first_bad": None, "end": None, "before": level, "after": level, "change_pct": 0.0,
+        "significance": 0.0,
         "true_speedup": level,
         "true_speedup_reason": "no persistent step near the date: the honest value is the series level"
         if level is not None else "no nightly values near the date",
         "culprit": None, "change_commit": None, "candidates": [],
         "evidence": [{
             "check": "persistence", "verdict": "noise",
-            "detail": f"no persistent step within ±{q.window_nights} nightlies of {q.day.isoformat()}",
+            "detail": f"no persistent step on any metric within ±{q.window_nights} nightlies of {q.day.isoformat()}",
         }],
-        "related": [],
+        "related": [], "others": [],
     }
 
 
-def _explained(q: Question, move: Move, c: Classification) -> dict:
+def _brief(m: Move) -> dict:
+    return {"metric": m.key.metric, "first_bad": run_json(m.first_bad), "change_pct": round(m.change_pct, 2),
+            "state": m.state, "significance": round(m.significance, 1)}
+
+
+def _explained(q: Question, move: Move, c: Classification, others: list[Move]) -> dict:
     return {
         "source": q.source, "platform_short": move.key.platform_short, "kernel": move.key.kernel,
-        "metric": move.key.metric, "cause": c.cause, "direction": move.direction,
+        "metric": move.key.metric, "cause": c.cause, "kind": c.kind, "direction": move.direction,
         "confidence": round(float(c.confidence), 3),
         "last_good": run_json(move.last_good), "first_bad": run_json(move.first_bad),
+        "end": run_json(move.end) if move.end is not None else None,
         "before": move.before, "after": move.after, "change_pct": round(move.change_pct, 2),
+        "significance": round(move.significance, 1),
         "true_speedup": c.true_speedup, "true_speedup_reason": c.true_speedup_reason,
         "culprit": commit_json(c.culprit), "change_commit": commit_json(c.change_commit),
         "candidates": [commit_json(x) for x in c.candidates],
-        "evidence": [{"check": e.check, "verdict": e.verdict, "detail": e.detail} for e in c.evidence],
+        "evidence": [evidence_item(e) for e in c.evidence],
         "related": related_json(c.related),
+        "others": [_brief(m) for m in others],
     }
 
 
+def _data_span(view: SourceView, when: datetime, nights: int) -> None:
+    """A date with no nightlies near it is a question about nothing: say so (exit 2)."""
+    dates = [r.date for r in view.trend]
+    if not dates:
+        raise BenchwatchError(f"no {view.source} nightlies stored yet")
+    near = [d for d in dates if abs((aware(d) - when).days) <= nights]
+    if not near:
+        raise BenchwatchError(
+            f"no nightlies near {when.date().isoformat()} (±{nights}); data spans "
+            f"{min(dates).date().isoformat()}..{max(dates).date().isoformat()}")
+
+
+def _nearest(moves: list[Move], when: datetime, nights: int) -> tuple[Move | None, list[Move]]:
+    """The move nearest the asked date (the most significant on a tie), and the others nearby."""
+    near = [m for m in moves if m.state != "retracted" and abs((aware(m.first_bad.date) - when).days) <= nights]
+    if not near:
+        return None, []
+    near.sort(key=lambda m: (abs((aware(m.first_bad.date) - when).total_seconds()) // 86400,
+                             m.key.metric not in HEADLINE, -m.significance))
+    return near[0], near[1:]
+
+
 def investigate(store: Store, settings: Settings, q: Question, repo: Path | None) -> list[dict]:
-    """One explained object per kernel asked about (the most significant move near the date)."""
+    """One explained object per kernel asked about: the move nearest the date on any of the
+    kernel's metrics (or the one asked for), classified by the same event path as the nightly
+    pass, with the kernel's other moves nearby listed. Movers first, by significance."""
+    from service.classify import group_moves
+    from service.schedule.events import explain_groups, move_key
+
     when = datetime.combine(q.day, time(12, 0), tzinfo=timezone.utc)
     stages = Stages(settings, repo)
     with store.session() as session:
-        metric = _check_question(session, q)
+        _check_question(session, q)
         headline = DEFAULT_METRIC[q.source]
         refs = [r for r in series_refs(session, source=q.source)
-                if r.key.metric in (headline, metric)
-                or (r.key.platform_short == q.platform_short and q.kernel in (None, r.key.kernel))]
+                if r.key.metric == headline or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
-        targets = [r for r in refs if r.key.platform_short == q.platform_short and r.key.metric == metric
-                   and (q.kernel is None or r.key.kernel == q.kernel)]
-        # peers: moves of the headline metric everywhere, and of the asked metric on the platform
+        _data_span(view, when, q.window_nights)
         moves: dict[int, list[Move]] = {}
         for r in refs:
-            if r.key.metric == headline or r.key.metric == metric:
+            if _alertable(r.key.metric):
                 moves[r.series_id] = stages.detect(view.data[r.series_id])
-        index = NightIndex([m for ms in moves.values() for m in ms if m.state != "retracted"], view)
+        live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
+        verdicts = explain_groups(stages, view, group_moves(live))
+        cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}
+        kernels = sorted({r.key.kernel for r in refs if r.key.platform_short == q.platform_short
+                          and (q.kernel is None or r.key.kernel == q.kernel)})
         out = []
-        for ref in sorted(targets, key=lambda r: r.key.kernel):
-            move = stages.nearest(moves.get(ref.series_id, []), when, q.window_nights)
-            if move is None:
-                out.append(_quiet(q, ref.key.kernel, metric, view.data[ref.series_id], when))
+        for kernel in kernels:
+            mine = [m for r in refs if r.key.platform_short == q.platform_short and r.key.kernel == kernel
+                    and (q.metric is None or r.key.metric == q.metric) for m in moves.get(r.series_id, [])]
+            move, others = _nearest(mine, when, q.window_nights)
+            c = cls_of.get(move_key(move)) if move is not None else None
+            if move is None or c is None:
+                metric = q.metric or headline
+                ref = next((r for r in refs if r.key.platform_short == q.platform_short and r.key.kernel == kernel
+                            and r.key.metric == metric), None)
+                if ref is not None:
+                    out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
                 continue
-            ctx = build_context(stages, view, ref, move, index)
-            out.append(_explained(q, move, stages.classify(ctx)))
+            out.append(_explained(q, move, c, others))
+    out.sort(key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
     return out
 
 
