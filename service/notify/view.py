@@ -33,7 +33,7 @@ def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:
     live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))
     cause, by_human = effective_cause(group.cause, alerts)
     run = session.get(Run, group.first_bad_run_pk)
-    end = session.get(Run, group.end_run_pk) if getattr(group, "end_run_pk", None) else None
+    end = session.get(Run, group.end_run_pk) if group.end_run_pk else None
     statuses = Counter(a["status"] for a in alerts)
     humans = [
         {"alert_id": a["id"], **h}
@@ -51,7 +51,7 @@ def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:
         "machine_cause": group.cause,
         "confidence": group.confidence,
         "state": group.state,
-        "kind": getattr(group, "kind", "") or "",
+        "kind": group.cause_kind or "",
         "end": {"sha": end.full_sha[:8], "full_sha": end.full_sha, "date": iso(end.date)} if end else None,
         "revision": group.revision,
         "first_bad": {"sha": run.full_sha[:8], "full_sha": run.full_sha, "date": iso(run.date)},

@@ -469,7 +469,7 @@ def _settled(move: Move, fb_pk: int, alerts: Sequence[Alert], view: SourceView, 
         return False
     return any(
         a.first_bad_run_pk == fb_pk and a.state == "confirmed" and a.direction == move.direction
-        and a.cause == cls.cause and a.kind == cls.kind
+        and a.cause == cls.cause and a.cause_kind == cls.kind
         for a in alerts
     )
 
@@ -545,7 +545,7 @@ def _platform_verdict(stages: Stages, gmoves: list[Move], rows: list[Alert], cls
         latest = humans[-1]
         ev = ({"check": "human", "verdict": latest.human_cause,
                "detail": f"on-call classified this as {latest.human_cause}"},)
-        return latest.human_cause, latest.kind or "", 1.0, ev
+        return latest.human_cause, latest.cause_kind or "", 1.0, ev
     found = Counter(id(by_member[key_fn(m)]) for m in gmoves if key_fn(m) in by_member)
     if found:
         gid = found.most_common(1)[0][0]
@@ -553,7 +553,7 @@ def _platform_verdict(stages: Stages, gmoves: list[Move], rows: list[Alert], cls
         v = gv.verdict
         return v.cause, v.kind, v.confidence, tuple(evidence_item(e) for e in v.evidence)
     verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves], run_id)
-    kinds = Counter(a.kind for a in rows if a.kind)
+    kinds = Counter(a.cause_kind for a in rows if a.cause_kind)
     return (_verdict_cause(verdict), kinds.most_common(1)[0][0] if kinds else "",
             _verdict_confidence(verdict), _verdict_evidence(verdict))
 
@@ -580,7 +580,7 @@ def _stored_classification(a: Alert) -> Classification:
     return Classification(
         a.human_cause or a.cause, a.confidence,
         tuple(Evidence(e["check"], e["verdict"], e["detail"], e.get("facts") or {}) for e in a.evidence or []),
-        a.true_speedup, a.true_speedup_reason or "", kind=a.kind or "",
+        a.true_speedup, a.true_speedup_reason or "", kind=a.cause_kind or "",
     )
 
 

@@ -142,7 +142,7 @@ def _alert_obj(rows: AlertRows, history: list[dict]) -> dict[str, Any]:
         "kernel": track.kernel,
         "metric": series.metric,
         "cause": alert.human_cause or alert.cause,
-        "kind": alert.kind or "",
+        "kind": alert.cause_kind or "",
         "machine_cause": alert.cause,
         "human_cause": alert.human_cause,
         "direction": alert.direction,

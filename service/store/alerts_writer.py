@@ -65,7 +65,7 @@ def evidence_item(e) -> dict:
 def _classification_fields(c: Classification) -> dict:
     return dict(
         cause=c.cause,
-        kind=c.kind or "",
+        cause_kind=c.kind or "",
         confidence=_r(c.confidence, 4),
         evidence=evidence_json(c),
         true_speedup=_r(c.true_speedup),
@@ -285,19 +285,19 @@ def upsert_group(
         group = AlertGroup(
             source=rec.source, first_bad_run_pk=rec.first_bad_pk, platform_short=rec.platform_short,
             cause=rec.cause, confidence=_r(rec.confidence, 4), evidence=evidence, state=rec.state,
-            kind=rec.kind, end_run_pk=rec.end_run_pk,
+            cause_kind=rec.kind, end_run_pk=rec.end_run_pk,
             revision=1, created_at=naive(now), updated_at=naive(now),
         )
         session.add(group)
         session.flush()
         bumped = True
     else:
-        visible = (group.cause, group.kind, group.state, group.first_bad_run_pk, group.end_run_pk) != (
+        visible = (group.cause, group.cause_kind, group.state, group.first_bad_run_pk, group.end_run_pk) != (
             rec.cause, rec.kind, rec.state, rec.first_bad_pk, rec.end_run_pk
         )
         quiet = (group.confidence, group.evidence) != (_r(rec.confidence, 4), evidence)
         if visible or quiet:
-            group.cause, group.state, group.kind = rec.cause, rec.state, rec.kind
+            group.cause, group.state, group.cause_kind = rec.cause, rec.state, rec.kind
             group.first_bad_run_pk, group.end_run_pk = rec.first_bad_pk, rec.end_run_pk
             group.confidence, group.evidence = _r(rec.confidence, 4), evidence
             group.updated_at = naive(now)

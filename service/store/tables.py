@@ -198,7 +198,7 @@ class AlertGroup(Base):
     evidence: Mapped[list] = mapped_column(JSON, default=list)
     state: Mapped[str] = mapped_column(String(16))  # provisional | confirmed | ended | retracted
     # the mechanism under the cause (e.g. hardware: runner | driver | thermal), "" when unknown
-    kind: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    cause_kind: Mapped[str] = mapped_column(String(32), default="", server_default="")
     end_run_pk: Mapped[int | None] = mapped_column(ForeignKey("runs.id"), nullable=True)  # episode end
     revision: Mapped[int] = mapped_column(Integer, default=1)  # bumps on every visible change
     created_at: Mapped[datetime] = mapped_column(DateTime)
@@ -231,7 +231,7 @@ class Alert(Base):
     state: Mapped[str] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16), default="open")
     cause: Mapped[str] = mapped_column(String(32))  # machine's verdict
-    kind: Mapped[str] = mapped_column(String(32), default="", server_default="")  # mechanism under the cause
+    cause_kind: Mapped[str] = mapped_column(String(32), default="", server_default="")  # mechanism under the cause
     end_run_pk: Mapped[int | None] = mapped_column(ForeignKey("runs.id"), nullable=True)  # episode end
     human_cause: Mapped[str | None] = mapped_column(String(32), nullable=True)  # never overwritten
     confidence: Mapped[float] = mapped_column(Float)
