@@ -55,8 +55,27 @@ def expected_kernels(dispatch_text: str | None) -> dict[str, frozenset[str]]:
     return out
 
 
+def dispatch_aliases(dispatch_text: str | None) -> set[str]:
+    """The platform_short of every job: its ``alias``, plus ``_<backend>`` when a job names a
+    backend its alias does not already carry (older files: ``alias: b200`` + ``backend: cute``)."""
+    doc = _yaml(dispatch_text)
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    if not isinstance(jobs, dict):
+        return set(_ALIAS.findall(dispatch_text or ""))
+    out = set()
+    for job in jobs.values():
+        args = job.get("with") if isinstance(job, dict) else None
+        if not isinstance(args, dict) or not isinstance(args.get("alias"), str):
+            continue
+        alias, backend = args["alias"], args.get("backend")
+        if isinstance(backend, str) and backend and not alias.endswith(f"_{backend}"):
+            alias = f"{alias}_{backend}"
+        out.add(alias)
+    return out
+
+
 def expected_platforms(dispatch_text: str | None, nightly_text: str | None) -> frozenset[str] | None:
-    aliases = set(_ALIAS.findall(dispatch_text or ""))
+    aliases = dispatch_aliases(dispatch_text)
     if not aliases:
         return None
     if not nightly_text:
