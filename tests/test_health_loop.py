@@ -127,3 +127,51 @@ def test_a_healthy_world_raises_nothing(lite, repo_world, tmp_path):
         with lite.session() as s:
             assert s.scalars(select(HealthAlert)).all() == []
         assert slack.messages == []
+
+
+def test_on_call_cli_web_and_status_see_health_alerts(lite, repo_world, tmp_path, monkeypatch):
+    """`alerts --kind health`, `ack H<id>` (audit trail, Slack edit), the queue's health badge and
+    filter, the health group page, and data freshness on /status."""
+    import json
+    import re
+
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from service.cli.main import app as cli_app
+    from service.web.app import create_app
+
+    world = repo_world(HealthWorld(nights=3, faults={1: Faults(failed={("h100", "gemm")}),
+                                                      2: Faults(failed={("h100", "gemm")})}))
+    with SlackStandIn() as slack:
+        settings = _settings(lite.url, slack, tmp_path / "helion")
+        for n in range(3):
+            assert _pass(lite, settings, world, n).ok
+        (msg,) = slack.messages
+        assert "gemm" in msg.text and "Failing kernel" in str(msg.blocks)
+
+        monkeypatch.setenv("BENCHWATCH_DATABASE_URL", lite.url)
+        runner = CliRunner()
+        out = runner.invoke(cli_app, ["alerts", "--kind", "health", "--format", "json"], catch_exceptions=False)
+        (row,) = json.loads(out.stdout)
+        assert (row["kind"], row["kernel"], row["status"]) == ("failing_kernel", "gemm", "open")
+        out = runner.invoke(cli_app, ["ack", row["id"], "--by", "carol", "--note", "on it"], catch_exceptions=False)
+        assert out.exit_code == 0 and "acknowledged" in out.stdout
+        bad = runner.invoke(cli_app, ["reclassify", row["id"], "--cause", "real"], catch_exceptions=False)
+        assert bad.exit_code != 0 and "no cause" in bad.stderr
+        bad = runner.invoke(cli_app, ["ack", "Hx"], catch_exceptions=False)
+        assert bad.exit_code != 0
+        bad = runner.invoke(cli_app, ["alerts", "--kind", "weird"], catch_exceptions=False)
+        assert bad.exit_code != 0 and "kind" in bad.stderr
+        _pass(lite, settings, world, 2, at_hours=4.0)
+        assert msg.edits and "(acknowledged)" in str(msg.blocks)  # the action edits the message
+
+        with TestClient(create_app(settings, lite)) as web:
+            page = web.get("/?cause=health&status=all")
+            assert page.status_code == 200 and 'data-cause="health"' in page.text and "gemm" in page.text
+            rows = re.findall(r'<tr data-group="\d*" data-status="\w+" data-cause="(\w+)"', page.text)
+            assert rows == ["health"]
+            group = web.get(f"/groups/{row['group_id']}")
+            assert group.status_code == 200 and "failing_kernel" in group.text
+            status = web.get("/status")
+            assert "newest_nightly_dashboard_at" in status.text and "newest_dashboard_h100_at" in status.text
