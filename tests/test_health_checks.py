@@ -131,3 +131,19 @@ def test_workflow_parse_mirrors_the_builder():
     assert expected_platforms(text, nightly_yml(["h100"])) == frozenset({"h100"})
     assert expected("a" * 40, None, None) is None
     assert expected_kernels("{not: [yaml") == {}
+
+
+def test_health_settings_are_validated_at_start(tmp_path):
+    import pytest
+
+    from service.config import load_settings
+    from service.errors import BenchwatchError
+
+    assert load_settings().health.failing_nights == 2
+    for bad, word in (('nightly_due_utc = "25:00"', "nightly_due_utc"), ("failing_nights = 0", "failing_nights"),
+                      ('nightly_sources = ["nightly"]', "nightly_sources"), ("min_accuracy = 2", "min_accuracy")):
+        f = tmp_path / "c.toml"
+        f.write_text(f"[health]\n{bad}\n")
+        with pytest.raises(BenchwatchError) as exc:
+            load_settings(f)
+        assert word in exc.value.message and "\n" not in exc.value.message
