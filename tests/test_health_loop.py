@@ -70,7 +70,8 @@ def test_each_fault_raises_one_alert_and_one_message_and_recovers(lite, repo_wor
         for n in range(9):
             summary = _pass(lite, settings, world, n)
             assert summary.ok, summary.errors
-            _pass(lite, settings, world, n, at_hours=4.0)  # a second pass the same morning changes nothing
+            if n in (3, 6):  # a second pass the same morning (findings still there) changes nothing
+                _pass(lite, settings, world, n, at_hours=4.0)
         _pass(lite, settings, world, 8, at_hours=5.5, day=9)  # 13:30 on day 9: nightly 9 is late
         _pass(lite, settings, world, 9, at_hours=6.0)  # it arrives
         for i in range(3):  # day 10: the dashboard fetch keeps failing (a refused document)
