@@ -72,6 +72,35 @@ class NotifySettings(_Section):
     digest_cron: str = "0 14 * * *"
 
 
+class HealthSettings(_Section):
+    """Health checks (service/health): when silence or failures become an alert."""
+
+    enabled: bool = True
+    nightly_sources: list[str] = Field(default_factory=lambda: ["dashboard"])  # checked for "no nightly"
+    nightly_due_utc: str = "13:00"  # from this time of day (UTC) today's nightly must be stored...
+    max_nightly_age_days: int = Field(0, ge=0, le=30)  # ...or one at most this many days older
+    fetch_failures: int = Field(3, ge=1, le=100)  # failed scheduled fetches in a row before an alert
+    failing_nights: int = Field(2, ge=1, le=30)  # nightlies in a row a kernel produced nothing
+    min_accuracy: float = Field(1.0, gt=0, le=1)  # a per-shape helion_accuracy below this fails
+    partial_outage_min_kernels: int = Field(1, ge=1)  # expected kernels missing while others ran
+    lookback_nights: int = Field(7, ge=2, le=60)  # recent nightlies read (known platforms/kernels)
+
+    @field_validator("nightly_due_utc")
+    @classmethod
+    def _hh_mm(cls, v: str) -> str:
+        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", v):
+            raise ValueError("health.nightly_due_utc must be HH:MM (24 h, UTC)")
+        return v
+
+    @field_validator("nightly_sources")
+    @classmethod
+    def _sources(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in ("dashboard", "pretuned"):
+                raise ValueError(f"health.nightly_sources: {name!r} is not dashboard or pretuned")
+        return v
+
+
 class ScheduleSettings(_Section):
     cron: str = "0,30 9-12 * * *"
     extra_cron: str = "0 13 * * *"
@@ -133,6 +162,7 @@ class Settings(BaseSettings):
     notify: NotifySettings = NotifySettings()
     schedule: ScheduleSettings = ScheduleSettings()
     web: WebSettings = WebSettings()
+    health: HealthSettings = HealthSettings()
     detect: dict[str, Any] = Field(default_factory=dict)
     classify: dict[str, Any] = Field(default_factory=dict)
 

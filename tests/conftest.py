@@ -95,3 +95,20 @@ def cli(db_url: str, monkeypatch):
         return runner.invoke(app, list(args), catch_exceptions=False)
 
     return invoke
+
+
+HELION_BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
+
+
+@pytest.fixture(scope="session")
+def helion_clone(tmp_path_factory) -> Path:
+    """A bare clone of the real Helion repository (from the shared bundle), once per session."""
+    import subprocess
+
+    if not HELION_BUNDLE.exists():
+        pytest.skip(f"the Helion bundle {HELION_BUNDLE} is not on this machine")
+    dest = tmp_path_factory.mktemp("helion-real") / "helion.git"
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "clone", "--bare", "-q", str(HELION_BUNDLE), str(dest)], check=True, env=env,
+                   capture_output=True)
+    return dest

@@ -149,6 +149,7 @@ def _subprocess_env(db_url: str, slack: SlackStandIn) -> dict:
         BENCHWATCH_DATABASE_URL=db_url, BENCHWATCH_SLACK_TOKEN=TOKEN, BENCHWATCH_SLACK_CHANNEL=CHANNEL,
         BENCHWATCH_SLACK_API_URL=slack.base_url, BENCHWATCH_SOURCES_DASHBOARD="",
         BENCHWATCH_SOURCES_PRETUNED="", BENCHWATCH_HELION_REPO="", BENCHWATCH_NOTIFY_MAX_AGE_DAYS="100000",
+        BENCHWATCH_HEALTH_ENABLED="false",  # a hand-made store, stale by today's clock: moves only
         PYTHONPATH=str(ROOT),
     )
     return env

@@ -70,7 +70,7 @@ def test_queue_lists_groups_newest_first_with_cause_counts_and_filters(client, w
     # active (open + acknowledged) by default, newest first-bad first; the resolved noise group is hidden
     assert [r[0] for r in queue_rows(html)] == [str(g["method"]), str(g["real"]), str(g["hardware"])]
     counts = dict(re.findall(r'data-cause="(\w+)">[^<]*<b>(\d+)</b>', html))
-    assert counts == {"real": "1", "method_change": "1", "hardware": "1", "noise": "0"}
+    assert counts == {"real": "1", "method_change": "1", "hardware": "1", "noise": "0", "health": "0"}  # health: its own filter
     assert "gemm" in html and "−20.0%" in html and "0000001e" in html  # kernel, change, first-bad sha
     only_real = client.get("/", params={"cause": "real"}).text
     assert [r[0] for r in queue_rows(only_real)] == [str(g["real"])]

@@ -15,7 +15,9 @@ from service.cli.ingest_cmds import OutputFormat
 from service.records import CAUSE_WORDS, CAUSES, SeriesKey
 from service.schedule.detect_pass import detect_pass, resolve_repo
 from service.schedule.investigate import Question, investigate, parse_day
-from service.store.alert_reads import list_alerts
+from service.errors import BenchwatchError
+from service.store.alert_reads import STATUSES, check_choice, list_alerts
+from service.store.health_reads import list_health
 from service.store.series_reads import load_one
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -115,9 +117,14 @@ def alerts_cmd(
     platform: Optional[str] = typer.Option(None, "--platform"),
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source"),
+    kind: str = typer.Option("move", "--kind", help="move (flagged moves) or health (no nightly, outages, failing kernels, accuracy)"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
-    """The on-call queue: flagged moves with their cause, evidence and status."""
+    """The on-call queue: flagged moves with their cause, evidence and status (or health alerts)."""
+    check_choice("kind", kind, ("move", "health"))
+    if kind == "health":
+        _health_alerts(status, platform, cause, source, format)
+        return
     with STATE.store().session() as session:
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
     if format is OutputFormat.json:
@@ -134,4 +141,24 @@ def alerts_cmd(
             f"{a['first_bad']['sha']} {a['first_bad']['date'][:10]}",
             f"{c['sha']} {c['subject'][:40]}" if c else "-",
         )
+    Console(width=200).print(table)
+
+
+def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,
+                   format: OutputFormat) -> None:
+    if cause is not None:
+        raise BenchwatchError("--cause does not apply to --kind health (health alerts have no cause)")
+    check_choice("status", None if status == "all" else status, STATUSES)
+    check_choice("source", source, ("dashboard", "pretuned"))
+    with STATE.store().session() as session:
+        rows = list_health(session, status=None if status == "all" else status, platform=platform, source=source)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    table = Table(title=f"health alerts ({status})")
+    for col in ("id", "group", "kind", "state", "status", "source", "platform", "kernel", "detail"):
+        table.add_column(col)
+    for a in rows:
+        table.add_row(a["id"], str(a["group_id"]), a["kind"], a["state"], a["status"], a["source"],
+                      a["platform_short"] or "-", a["kernel"] or "-", a["detail"])
     Console(width=200).print(table)

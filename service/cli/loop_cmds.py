@@ -19,7 +19,7 @@ from service.cli.context import STATE, handles_errors
 from service.errors import BenchwatchError
 from service.records import CAUSES
 from service.schedule.lock import LockBusy
-from service.store import oncall
+from service.store import health_oncall, oncall
 
 
 def _who(by: str | None) -> str:
@@ -92,28 +92,56 @@ def _show(data: dict, as_json: bool) -> None:
     )
 
 
-def _act(fn, alert_id: int, as_json: bool, **kw) -> None:
+def parse_id(text: str) -> tuple[str, int]:
+    """``12`` is a move's alert, ``H12`` a health alert (see `benchwatch alerts --kind health`)."""
+    raw = text.strip()
+    kind = "health" if raw[:1] in ("H", "h") else "move"
+    digits = raw[1:] if kind == "health" else raw
+    if not digits.isdigit() or int(digits) < 1 or len(digits) > 12:
+        raise BenchwatchError(f"alert id must be a positive number or H<number>, not {text!r}")
+    return kind, int(digits)
+
+
+_HEALTH = {
+    oncall.acknowledge: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.ACKNOWLEDGED, **kw),
+    oncall.resolve: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.RESOLVED, **kw),
+    oncall.dismiss: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.DISMISSED, **kw),
+    oncall.add_note: health_oncall.add_note,
+}
+
+
+def _act(fn, alert_ref: str, as_json: bool, **kw) -> None:
+    kind, alert_id = parse_id(alert_ref)
+    if kind == "health":
+        if fn not in _HEALTH:
+            raise BenchwatchError("a health alert has no cause to reclassify")
+        fn = _HEALTH[fn]
     store = STATE.store()
     with store.session() as session:
         data = fn(session, alert_id, **kw)
+    if kind == "health" and not as_json:
+        last = data["history"][-1] if data["history"] else {}
+        typer.echo(f"alert {data['id']}: {data['status']} ({data['kind']}, {data['state']})"
+                   + (f"; last: {last.get('action')} by {last.get('by')}" if last else ""))
+        return
     _show(data, as_json)
 
 
-_ID = typer.Argument(..., help="alert id (see `benchwatch alerts`)")
+_ID = typer.Argument(..., help="alert id (see `benchwatch alerts`); H<id> for a health alert")
 _NOTE = typer.Option(None, "--note", help="why (kept in the audit trail)")
 _BY = typer.Option(None, "--by", help="who (default: your login name)")
 _JSON = typer.Option(False, "--json", help="print the alert as JSON")
 
 
 @handles_errors
-def ack_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
+def ack_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
             as_json: bool = _JSON) -> None:
     """Acknowledge an alert: someone is on it."""
     _act(oncall.acknowledge, alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
-def resolve_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
+def resolve_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Resolve an alert (a move that comes back later opens a new alert linked to this one)."""
     _act(oncall.resolve, alert_id, as_json, by=_who(by), note=note)
@@ -121,7 +149,7 @@ def resolve_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str
 
 @handles_errors
 def reclassify_cmd(
-    alert_id: int = _ID,
+    alert_id: str = _ID,
     cause: str = typer.Option(..., "--cause", help=f"one of {', '.join(CAUSES)}"),
     by: Optional[str] = _BY, note: Optional[str] = _NOTE, as_json: bool = _JSON,
 ) -> None:
@@ -130,14 +158,14 @@ def reclassify_cmd(
 
 
 @handles_errors
-def dismiss_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
+def dismiss_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Dismiss an alert as not worth acting on (kept, hidden from the open queue)."""
     _act(oncall.dismiss, alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
-def note_cmd(alert_id: int = _ID, text: str = typer.Argument(..., help="the note"),
+def note_cmd(alert_id: str = _ID, text: str = typer.Argument(..., help="the note"),
              by: Optional[str] = _BY, as_json: bool = _JSON) -> None:
     """Add a note to an alert's audit trail."""
     _act(oncall.add_note, alert_id, as_json, by=_who(by), note=text)

@@ -90,6 +90,24 @@ class ObservationRow:
 _LAYOUTS: dict[tuple[str, ...], tuple[tuple[str, ...], struct.Struct, bytes]] = {}
 
 
+@dataclass(frozen=True, slots=True)
+class FlagRow:
+    """A summary item's health flags about the document's newest nightly (see TrackFlags)."""
+
+    infra_missing: bool = False
+    run_failures: tuple[str, ...] = ()
+    accuracy_failures: tuple[str, ...] = ()
+    error: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.infra_missing or self.run_failures or self.accuracy_failures or self.error)
+
+
+def _labels(items) -> tuple[str, ...]:
+    """Shape labels as text (the builder writes strings; anything else is shown as given)."""
+    return tuple(str(x) for x in items or ())
+
+
 @dataclass
 class NormalizedDocument:
     source: str
@@ -97,6 +115,8 @@ class NormalizedDocument:
     tracks: dict[tuple[str, str], TrackRow] = field(default_factory=dict)
     observations: list[ObservationRow] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # internal inconsistencies, reported
+    latest_run_id: str | None = None  # the document's `latest_run` (its newest main nightly)
+    flags: dict[tuple[str, str], FlagRow] = field(default_factory=dict)  # only tracks with a flag
     _raw_runs: dict[str, tuple] = field(default_factory=dict, repr=False)  # run_id -> as first read
 
 
@@ -197,14 +217,26 @@ def _dashboard_row(key: tuple[str, str], h: dict) -> ObservationRow:
     return ObservationRow(key, h["run_id"], values, shapes=shapes)
 
 
+def _latest(out: NormalizedDocument, doc: dict) -> None:
+    latest = doc.get("latest_run")
+    if latest:
+        _add_run(out, latest)
+        out.latest_run_id = latest["run_id"]
+
+
 def normalize_dashboard(doc: dict) -> NormalizedDocument:
     out = NormalizedDocument("dashboard")
+    _latest(out, doc)
     for run in doc.get("runs", ()):
         _add_run(out, run)
     for s in doc["summary"]:
         row = TrackRow(s["platform_short"], s["kernel"], s["platform"], s.get("baseline_label"))
         if _new_track(out, s, row):
             _history(out, s, _dashboard_row)
+            flags = FlagRow(bool(s.get("infra_missing")), _labels(s.get("run_failures")),
+                            _labels(s.get("accuracy_failures")))
+            if flags:
+                out.flags[(s["platform_short"], s["kernel"])] = flags
     return out
 
 
@@ -232,6 +264,7 @@ def _pretuned_row(key: tuple[str, str], h: dict) -> ObservationRow:
 
 def normalize_pretuned(doc: dict) -> NormalizedDocument:
     out = NormalizedDocument("pretuned")
+    _latest(out, doc)
     for run in doc.get("runs", ()):
         _add_run(out, run)
     for s in doc["summary"]:
@@ -239,6 +272,9 @@ def normalize_pretuned(doc: dict) -> NormalizedDocument:
                        s.get("cudagraph"), s.get("compute"))
         if _new_track(out, s, row):
             _history(out, s, _pretuned_row)
+            error = s.get("error") or ("failed" if s.get("failed") else None)
+            if error:
+                out.flags[(s["platform_short"], s["kernel"])] = FlagRow(error=error)
     return out
 
 

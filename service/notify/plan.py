@@ -22,7 +22,9 @@ from sqlalchemy.orm import Session
 
 from service.config import Settings
 from service.notify.render import render_daily_digest, render_group, render_history_digest
+from service.notify.render_health import render_health
 from service.notify.view import group_view
+from service.store.health_reads import health_group_view
 from service.store import outbox
 from service.records import naive
 from service.store.tables import AlertGroup, OutboxMessage, SlackThread
@@ -68,8 +70,33 @@ def _adopt_child_thread(session: Session, group: AlertGroup, now: datetime) -> S
     return t
 
 
+def _health_payload(session: Session, group: AlertGroup, settings: Settings) -> dict:
+    msg = render_health(health_group_view(session, group), settings)
+    msg["group_id"] = group.id
+    msg["revision"] = group.revision
+    return msg
+
+
+def plan_health_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
+                      summary: PlanSummary, rows: list[OutboxMessage]) -> None:
+    """A nightly's health message: posted once (however old: silence is always news), edited
+    whenever its revision grows (a finding added, recovered, or acted on)."""
+    if not rows:
+        outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                       revision=group.revision, payload=_health_payload(session, group, settings), now=now)
+        summary.posts += 1
+    elif group.revision > max(r.revision for r in rows):
+        made = outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
+                              group_id=group.id, revision=group.revision,
+                              payload=_health_payload(session, group, settings), now=now)
+        summary.updates += made is not None
+
+
 def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
                summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxMessage]) -> None:
+    if group.kind == "health":
+        plan_health_group(session, group, settings, now, summary, rows)
+        return
     post = next((r for r in rows if r.kind == "post"), None)
     if post is not None and post.state == outbox.HISTORIC:
         return
@@ -139,7 +166,8 @@ def plan_daily_digest(session: Session, settings: Settings, now: datetime | None
     now = now or datetime.now(timezone.utc)
     rows = []
     for group in session.scalars(
-        select(AlertGroup).where(AlertGroup.parent_id.is_(None), AlertGroup.state != "retracted")
+        select(AlertGroup).where(AlertGroup.parent_id.is_(None), AlertGroup.state != "retracted",
+                                 AlertGroup.kind == "move")
     ):
         view = group_view(session, group)
         if not _postable(view):

@@ -19,7 +19,9 @@ from service.config import Settings
 from service.errors import BenchwatchError
 from service.notify.deliver import DEFAULT_CLIENT, DeliverySummary, deliver_pending
 from service.notify.plan import PlanSummary, plan_daily_digest, plan_notifications
+from service.schedule.health_pass import health_pass
 from service.schedule.ingest_pass import ingest_source
+from service.store.health_writer import note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
 from service.records import naive
@@ -34,6 +36,7 @@ _DEFAULT: Any = object()
 class RunSummary:
     ingest: list[str] = field(default_factory=list)
     detect: str | None = None
+    health: str | None = None
     plan: PlanSummary = field(default_factory=PlanSummary)
     delivery: DeliverySummary = field(default_factory=DeliverySummary)
     errors: list[str] = field(default_factory=list)  # ingest/detect failures: exit code 1
@@ -46,6 +49,8 @@ class RunSummary:
         out = list(self.ingest)
         if self.detect:
             out.append(self.detect)
+        if self.health:
+            out.append(self.health)
         out += [self.plan.line(), self.delivery.line()]
         out += [f"error: {e}" for e in self.errors]
         return out
@@ -60,20 +65,30 @@ def _note(store: Store, key: str, value: str) -> None:
             row.value = value
 
 
-def _ingest(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary) -> None:
+def _ingest(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary,
+            now: datetime) -> None:
+    """Ingest one source; the outcome is counted for the health check "fetch keeps failing"."""
     if where is None or where == "":
         return
+    error = None
     try:
-        if isinstance(where, bytes):
-            # documents handed over in memory (replays, tests) go through the same file path
-            with tempfile.TemporaryDirectory(prefix="benchwatch-") as tmp:
-                path = Path(tmp) / f"{source}.json"
-                path.write_bytes(where)
-                summary.ingest.append(ingest_source(store, settings, source, str(path)).line())
-        else:
-            summary.ingest.append(ingest_source(store, settings, source, str(where)).line())
+        _ingest_one(store, settings, source, where, summary)
     except BenchwatchError as exc:
+        error = exc.message
         summary.errors.append(f"ingest {source}: {exc.message}")
+    with store.session() as s:
+        note_fetch(s, source, now, error)
+
+
+def _ingest_one(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary) -> None:
+    if isinstance(where, bytes):
+        # documents handed over in memory (replays, tests) go through the same file path
+        with tempfile.TemporaryDirectory(prefix="benchwatch-") as tmp:
+            path = Path(tmp) / f"{source}.json"
+            path.write_bytes(where)
+            summary.ingest.append(ingest_source(store, settings, source, str(path)).line())
+    else:
+        summary.ingest.append(ingest_source(store, settings, source, str(where)).line())
 
 
 def _default_detect(store: Store, settings: Settings, repo, *, now: datetime, fetch: bool):
@@ -109,8 +124,8 @@ def run_once(
     summary = RunSummary()
     with run_lock(store):
         _note(store, "run_once.last_started", naive(datetime.now(timezone.utc)).isoformat())
-        _ingest(store, settings, "dashboard", dashboard, summary)
-        _ingest(store, settings, "pretuned", pretuned, summary)
+        _ingest(store, settings, "dashboard", dashboard, summary, now)
+        _ingest(store, settings, "pretuned", pretuned, summary, now)
         try:
             result = (detect or _default_detect)(store, settings, repo_path, now=now, fetch=fetch_repo)
             summary.detect = result.line() if hasattr(result, "line") else str(result)
@@ -118,6 +133,10 @@ def run_once(
             summary.errors.append(f"detect: {exc.message}")
         except ImportError as exc:  # a stage missing from this install: still deliver the outbox
             summary.errors.append(f"detect: stage not available ({exc})")
+        try:  # after detect, which fetched the clone the workflow expectations are read from
+            summary.health = health_pass(store, settings, repo_path, now=now).line()
+        except BenchwatchError as exc:
+            summary.errors.append(f"health: {exc.message}")
         with store.session() as s:
             summary.plan = plan_notifications(s, settings, now)
         summary.delivery = deliver_pending(store, settings, now=now, client=client)

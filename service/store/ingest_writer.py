@@ -25,6 +25,7 @@ from service.store.tables import (
     ShapeValue,
     Track,
     TrackEvent,
+    TrackFlags,
 )
 
 
@@ -255,6 +256,22 @@ _POINT_COLUMNS = ("series_id", "run_pk", "value", "failed")
 _SHAPE_COLUMNS = ("track_id", "run_pk", "shape_index", "shape", *PER_SHAPE_COLUMNS)
 
 
+def _write_flags(session: Session, doc: NormalizedDocument, track_ids: dict, run_pks: dict) -> None:
+    """The summary's flags belong to the document's newest nightly: written once per run (a
+    later document for the same nightly adds the tracks it newly flags, never rewrites)."""
+    run_pk = run_pks.get(doc.latest_run_id) if doc.latest_run_id else None
+    if run_pk is None or not doc.flags:
+        return
+    have = {t for (t,) in session.execute(select(TrackFlags.track_id).where(TrackFlags.run_pk == run_pk))}
+    rows = [
+        dict(track_id=track_ids[key], run_pk=run_pk, infra_missing=f.infra_missing,
+             run_failures=list(f.run_failures), accuracy_failures=list(f.accuracy_failures), error=f.error)
+        for key, f in doc.flags.items() if key in track_ids and track_ids[key] not in have
+    ]
+    if rows:
+        session.execute(insert(TrackFlags), rows)
+
+
 def write_document(
     session: Session,
     doc: NormalizedDocument,
@@ -314,6 +331,7 @@ def write_document(
                 (track_id, run_pk, s.index, s.shape, *(getattr(s, c) for c in PER_SHAPE_COLUMNS))
                 for s in obs.shapes
             )
+    _write_flags(session, doc, track_ids, run_pks)
     _copy_rows(session, Observation, _OBSERVATION_COLUMNS, obs_rows)
     _copy_rows(session, Point, _POINT_COLUMNS, point_rows)
     _copy_rows(session, ShapeValue, _SHAPE_COLUMNS, shape_rows)

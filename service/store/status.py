@@ -13,6 +13,7 @@ from service.store.outbox import PENDING, backlog
 from service.store.tables import (
     Alert,
     AlertGroup,
+    HealthAlert,
     IngestConflict,
     IngestLog,
     Observation,
@@ -65,4 +66,28 @@ def store_status(session: Session) -> dict[str, int | str | None]:
             select(func.max(IngestLog.finished_at)).where(IngestLog.source == source)
         )
         out[f"last_ingest_{source}_at"] = last.isoformat() + "Z" if last else None
+    out.update(freshness(session))
+    return out
+
+
+def freshness(session: Session) -> dict[str, int | str | None]:
+    """Data freshness (what the health checks watch): the newest main nightly per source and
+    per (source, platform), open health alerts, and failed fetches in a row per source."""
+    from service.store.health_writer import fetch_state
+
+    out: dict[str, int | str | None] = {}
+    out["health_alerts_open"] = _count(
+        session, select(func.count()).select_from(HealthAlert).where(HealthAlert.status == "open")
+    )
+    for source in SOURCES:
+        newest = session.scalar(select(func.max(Run.date)).where(Run.source == source, Run.is_trend))
+        out[f"newest_nightly_{source}_at"] = newest.isoformat() + "Z" if newest else None
+        out[f"fetch_failures_{source}"] = int(fetch_state(session, source)["failures"])
+    for source, platform, newest in session.execute(
+        select(Track.source, Track.platform_short, func.max(Run.date))
+        .join(Observation, Observation.track_id == Track.id).join(Run, Run.id == Observation.run_pk)
+        .where(Run.is_trend).group_by(Track.source, Track.platform_short)
+        .order_by(Track.source, Track.platform_short)
+    ):
+        out[f"newest_{source}_{platform}_at"] = newest.isoformat() + "Z" if newest else None
     return out

@@ -181,11 +181,18 @@ class DetectState(Base):
 
 
 class AlertGroup(Base):
-    """Moves on the same first-bad run: per platform, or across platforms (platform_short NULL)."""
+    """Moves on the same first-bad run: per platform, or across platforms (platform_short NULL).
+
+    ``kind="health"``: the health findings of one source's nightly (one Slack message); such a
+    group has ``platform_short="health"`` (never a real platform, so move grouping never meets
+    it) and ``health_key`` = ``health:<source>:<YYYY-MM-DD>`` (the nightly's day, or the day a
+    missing nightly was due).
+    """
 
     __tablename__ = "alert_groups"
     __table_args__ = (
         UniqueConstraint("source", "first_bad_run_pk", "platform_short", name="uq_group_key"),
+        Index("ix_alert_groups_health_key", "health_key"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -203,6 +210,8 @@ class AlertGroup(Base):
     revision: Mapped[int] = mapped_column(Integer, default=1)  # bumps on every visible change
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+    kind: Mapped[str] = mapped_column(String(16), default="move", server_default="move")
+    health_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Alert(Base):
@@ -254,6 +263,71 @@ class AlertHistory(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime)
+    by: Mapped[str] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(32))
+    old_value: Mapped[str | None] = mapped_column(Text, nullable=True)
+    new_value: Mapped[str | None] = mapped_column(Text, nullable=True)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class TrackFlags(Base):
+    """What a document's summary says about a track on its newest nightly (``latest_run``):
+    ``infra_missing``, the shapes in ``run_failures``/``accuracy_failures``, the pretuned
+    ``error``. Kept per (track, run) so the health checks read the newest and history stays."""
+
+    __tablename__ = "track_flags"
+    __table_args__ = (Index("ix_track_flags_run", "run_pk"),)
+
+    track_id: Mapped[int] = mapped_column(
+        ForeignKey("tracks.id", ondelete="CASCADE"), primary_key=True
+    )
+    run_pk: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    infra_missing: Mapped[bool] = mapped_column(Boolean, default=False)
+    run_failures: Mapped[list] = mapped_column(JSON, default=list)
+    accuracy_failures: Mapped[list] = mapped_column(JSON, default=list)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class HealthAlert(Base):
+    """A health finding (no nightly, fetch failing, platform outage, failing kernel, accuracy,
+    matrix change) that on-call works like a move: status, audit trail, one Slack message per
+    nightly (its ``group_id``). ``state`` is the machine's: active until the condition clears
+    (then ``recovered`` and the message is edited), or ``info`` for a finding that is news, not
+    a failure (a kernel removed from the matrix)."""
+
+    __tablename__ = "health_alerts"
+    __table_args__ = (
+        Index("ix_health_alerts_key_state", "key", "state"),
+        Index("ix_health_alerts_group", "group_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("alert_groups.id"))
+    kind: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(512))  # identity of the condition across passes
+    source: Mapped[str] = mapped_column(String(16))
+    platform_short: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    kernel: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    detail: Mapped[str] = mapped_column(Text)
+    shapes: Mapped[list] = mapped_column(JSON, default=list)
+    state: Mapped[str] = mapped_column(String(16))  # active | recovered | info
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    run_pk: Mapped[int | None] = mapped_column(ForeignKey("runs.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    recovered_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class HealthHistory(Base):
+    """The audit trail of a health alert (the same rows as `AlertHistory`)."""
+
+    __tablename__ = "health_history"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    health_alert_id: Mapped[int] = mapped_column(
+        ForeignKey("health_alerts.id", ondelete="CASCADE"), index=True
+    )
     at: Mapped[datetime] = mapped_column(DateTime)
     by: Mapped[str] = mapped_column(String(255))
     action: Mapped[str] = mapped_column(String(32))

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
 from service.store.alert_reads import alert_json, group_json, load_alert
+from service.store.health_reads import health_group_view
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
@@ -29,7 +30,7 @@ from service.web.actions import ACTIONS, perform
 from service.web.cache import alert_key, queue_key
 from service.web.charts import alert_charts, latest_shapes, series_chart
 from service.web.deps import DbId, db, scheduler_info
-from service.web.queue import STATUS_FILTERS, select_page
+from service.web.queue import QUEUE_CAUSES, STATUS_FILTERS, select_page
 
 log = logging.getLogger("benchwatch.web")
 router = APIRouter(include_in_schema=False)
@@ -46,6 +47,7 @@ def render_html(request: Request, name: str, **ctx: Any) -> str:
         flash=flash,
         sign_in_enabled=auth.sign_in_enabled(settings.web),
         CAUSES=CAUSES,
+        QUEUE_CAUSES=QUEUE_CAUSES,
     )
     return request.app.state.templates.get_template(name).render(**ctx)
 
@@ -112,6 +114,8 @@ def group_page(request: Request, group_id: DbId, session: Session = Depends(db))
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
+    if group.kind == "health":
+        return render(request, "health_group.html", g=health_group_view(session, group))
     data = group_json(session, group)
     children = [group_json(session, session.get(AlertGroup, c)) for c in data["child_group_ids"]]
     members = data["alerts"] + [a for c in children for a in c["alerts"]]  # a parent shows its platforms'

@@ -20,9 +20,10 @@ from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
 from service.store.alert_reads import check_choice, effective_cause
 from service.store.status import SOURCES
-from service.store.tables import Alert, AlertGroup, Run, Series, Track
+from service.store.tables import Alert, AlertGroup, HealthAlert, Run, Series, Track
 
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "dismissed", "all")
+QUEUE_CAUSES = (*CAUSES, "health")  # health findings: their own badge and filter
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,15 @@ def build_rows(session: Session) -> list[QueueRow]:
             select(
                 AlertGroup.id, AlertGroup.parent_id, AlertGroup.source, AlertGroup.platform_short,
                 AlertGroup.cause, AlertGroup.state, AlertGroup.created_at, AlertGroup.first_bad_run_pk,
+                AlertGroup.kind,
             )
         ).all()
     }
+    health: dict[int, list[Member]] = defaultdict(list)
+    for h in session.execute(select(HealthAlert.id, HealthAlert.group_id, HealthAlert.kind, HealthAlert.kernel,
+                                    HealthAlert.platform_short, HealthAlert.status)):
+        health[h.group_id].append(Member(h.id, h.kernel or "-", h.kind, h.platform_short or "-", 0.0,
+                                         h.status, "health", "health"))
     run_pks = {a.first_bad_run_pk for a in alerts} | {g.first_bad_run_pk for g in groups.values()}
     runs = {
         pk: (date, full_sha)
@@ -150,6 +157,14 @@ def build_rows(session: Session) -> list[QueueRow]:
         ))
     for gid, g in groups.items():
         if g.parent_id is not None and g.parent_id in groups:
+            continue
+        if g.kind == "health":
+            members = tuple(health.get(gid, ()))
+            date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
+            plats = tuple(sorted({m.platform_short for m in members if m.platform_short != "-"}))
+            rows.append(QueueRow(gid, g.source, None, plats, "health", "health", False, g.state,
+                                 group_status([m.status for m in members]), date, full_sha[:8],
+                                 g.created_at, members, members))
             continue
         pairs = by_group.get(gid, [])
         members = tuple(sorted((m for _, m in pairs), key=lambda m: m.alert_id))
@@ -206,7 +221,7 @@ def select_page(
 ) -> QueuePage:
     """Filter + paginate; per-cause counts ignore the cause filter (they are its menu)."""
     check_choice("status", status, STATUS_FILTERS)
-    check_choice("cause", cause, CAUSES)
+    check_choice("cause", cause, QUEUE_CAUSES)
     check_choice("source", source, SOURCES)
     if page < 1:
         raise BenchwatchError("page must be a positive number")
@@ -225,5 +240,5 @@ def select_page(
     start = (page - 1) * page_size
     return QueuePage(
         tuple(chosen[start : start + page_size]), len(chosen), page, pages,
-        {c: counts.get(c, 0) for c in CAUSES}, platforms,
+        {c: counts.get(c, 0) for c in QUEUE_CAUSES}, platforms,
     )

@@ -1,0 +1,144 @@
+"""Persist health findings as `HealthAlert`s in one `AlertGroup` (kind "health") per source and
+day, so they take the move's path to Slack: the outbox posts the group once and edits it when
+its ``revision`` grows.
+
+Rules: a finding whose key has an active alert is that alert (nothing changes, nothing is
+posted again); a new key opens an alert in the group of its day (an already-posted message is
+edited to add it); an active alert whose key was not found this pass has recovered: state
+``recovered``, status ``resolved`` by benchwatch with the note "recovered <date>", and its
+message is edited. Info findings (a kernel removed from the matrix) are written once, already
+resolved. Also the count of scheduled fetches that failed in a row, per source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.health.records import Finding
+from service.records import naive
+from service.store.tables import AlertGroup, HealthAlert, HealthHistory, SchemaNote
+
+MACHINE = "benchwatch"
+ACTIVE, RECOVERED, INFO = "active", "recovered", "info"
+
+
+@dataclass
+class HealthOutcome:
+    opened: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"health: {len(self.opened)} new, {len(self.recovered)} recovered, "
+                f"{len(self.info)} matrix changes")
+
+
+def add_history(session: Session, alert_id: int, at: datetime, action: str, old: str | None = None,
+                new: str | None = None, note: str | None = None, *, by: str = MACHINE) -> None:
+    session.add(HealthHistory(health_alert_id=alert_id, at=at, by=by, action=action,
+                              old_value=old, new_value=new, note=note))
+
+
+def bump(group: AlertGroup, at: datetime) -> None:
+    group.revision += 1
+    group.updated_at = at
+
+
+def _group(session: Session, source: str, day: str, run_pk: int, at: datetime) -> AlertGroup:
+    key = f"health:{source}:{day}"
+    group = session.scalar(select(AlertGroup).where(AlertGroup.health_key == key))
+    if group is None:
+        group = AlertGroup(source=source, first_bad_run_pk=run_pk, platform_short=key, kind="health",
+                           health_key=key, cause="health", confidence=1.0, evidence=[], state=ACTIVE,
+                           revision=1, created_at=at, updated_at=at)
+        session.add(group)
+        session.flush()
+    return group
+
+
+def _refresh_state(session: Session, group: AlertGroup) -> None:
+    states = set(session.scalars(select(HealthAlert.state).where(HealthAlert.group_id == group.id)))
+    group.state = ACTIVE if ACTIVE in states else RECOVERED
+
+
+def reconcile(session: Session, source: str, findings: list[Finding], *, day_of: dict[str, str],
+              run_pk: int, now: datetime) -> HealthOutcome:
+    """Bring one source's health alerts in line with this pass's findings (see the module
+    docstring). ``day_of[kind]`` is the day whose message a new finding of that kind joins."""
+    at = naive(now)
+    out = HealthOutcome()
+    active = {a.key: a for a in session.scalars(
+        select(HealthAlert).where(HealthAlert.source == source, HealthAlert.state == ACTIVE))}
+    touched: dict[int, AlertGroup] = {}
+    found = set()
+    for f in findings:
+        found.add(f.key)
+        if f.key in active:
+            continue
+        if f.info and session.scalar(select(HealthAlert.id).where(HealthAlert.key == f.key).limit(1)):
+            continue
+        group = _group(session, source, day_of[f.kind], run_pk, at)
+        alert = HealthAlert(group_id=group.id, kind=f.kind, key=f.key, source=source,
+                            platform_short=f.platform_short, kernel=f.kernel, detail=f.detail,
+                            shapes=list(f.shapes), state=INFO if f.info else ACTIVE,
+                            status="resolved" if f.info else "open", run_pk=run_pk,
+                            created_at=at, updated_at=at)
+        session.add(alert)
+        session.flush()
+        add_history(session, alert.id, at, "opened", None, alert.state, f.detail)
+        (out.info if f.info else out.opened).append(f.key)
+        touched[group.id] = group
+    for key, alert in active.items():
+        if key in found:
+            continue
+        alert.state, alert.recovered_at, alert.updated_at = RECOVERED, at, at
+        note = f"recovered {at:%Y-%m-%d}"
+        add_history(session, alert.id, at, "recovered", ACTIVE, RECOVERED, note)
+        if alert.status in ("open", "acknowledged"):
+            add_history(session, alert.id, at, "resolved", alert.status, "resolved", note)
+            alert.status = "resolved"
+        out.recovered.append(key)
+        group = session.get(AlertGroup, alert.group_id)
+        touched[group.id] = group
+    for group in touched.values():
+        bump(group, at)  # a posted message is edited; an unposted one is posted at this revision
+        _refresh_state(session, group)
+    session.flush()
+    return out
+
+
+# --- fetch failures in a row -------------------------------------------------------------------
+
+
+def _fetch_key(source: str) -> str:
+    return f"health.fetch.{source}"
+
+
+def fetch_state(session: Session, source: str) -> dict:
+    row = session.get(SchemaNote, _fetch_key(source))
+    if row is None:
+        return {"failures": 0, "since": None, "error": None}
+    try:
+        return json.loads(row.value)
+    except ValueError:
+        return {"failures": 0, "since": None, "error": None}
+
+
+def note_fetch(session: Session, source: str, now: datetime, error: str | None) -> None:
+    """Count a failed fetch (``error``) or clear the count after a good one."""
+    state = fetch_state(session, source)
+    if error is None:
+        state = {"failures": 0, "since": None, "error": None}
+    else:
+        state = {"failures": state["failures"] + 1, "since": state["since"] or naive(now).isoformat(),
+                 "error": error[:300]}
+    row = session.get(SchemaNote, _fetch_key(source))
+    if row is None:
+        session.add(SchemaNote(key=_fetch_key(source), value=json.dumps(state)))
+    else:
+        row.value = json.dumps(state)
