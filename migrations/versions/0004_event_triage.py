@@ -1,7 +1,7 @@
 """event-level triage: the kind under each cause, and the end of an episode
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0003
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0004'
-down_revision = '0001'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 
