@@ -201,6 +201,27 @@ def test_unknown_fields_are_accepted(cli, world, tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_a_short_per_shape_column_is_dropped_not_the_document(cli, world, tmp_path, db_url):
+    """Helion's own builder copies each per-shape column as the run produced it, so a comparator
+    that ran on some shapes publishes a shorter list: that column cannot be aligned, the rest can."""
+    n = len(world.nights) - 1
+    doc = world.dashboard(n)
+    row = next(r for r in doc["summary"] if any(h.get("per_shape") for h in r["history"]))
+    ps = next(h["per_shape"] for h in row["history"] if h.get("per_shape"))
+    assert len(ps["shapes"]) > 1
+    ps["triton_speedup"] = ps["triton_speedup"][:1]
+    res = cli("ingest", "--dashboard", _write(tmp_path, "d.json", doc))
+    assert res.exit_code == 0, res.output
+    store = Store(db_url)
+    with store.session() as s:
+        track = s.scalar(select(Track).where(Track.kernel == row["kernel"], Track.platform_short == row["platform_short"],
+                                             Track.source == "dashboard"))
+        rows = list(s.scalars(select(ShapeValue).where(ShapeValue.track_id == track.id)))
+    store.dispose()
+    assert len(rows) == len(ps["shapes"])
+    assert all(r.helion_speedup is not None and r.triton_speedup is None for r in rows)
+
+
 def test_missing_file_and_size_cap(cli, world, tmp_path, monkeypatch):
     res = cli("ingest", "--dashboard", str(tmp_path / "nope.json"))
     assert res.exit_code == 2 and "no such file" in res.stderr

@@ -71,6 +71,7 @@ class EventInput:
     ended: bool = False  # the level came back (an episode with an end)
     config_regenerated: bool = False
     window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
+    harness_commit: RankedCommit | None = None  # a commit of the window that changes the benchmark harness
 
 
 def _moved(step: Step | None, th: Thresholds) -> int:
@@ -257,6 +258,13 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         else:
             obs.append(Observation("window", "code", f"{ev.code_commits} commit(s) in the window change Helion's code"))
 
+    if ev.window_known:
+        h = ev.harness_commit
+        obs.append(Observation(
+            "harness_commit", "present" if h is not None else "none",
+            f"harness change in the window: {h.sha[:8]} {h.subject!r}" if h is not None
+            else "no commit in the window changes the benchmark harness",
+            {"sha": h.full_sha if h is not None else None}))
     obs.append(Observation("episode", "ended" if ev.ended else "ongoing",
                            "the level came back: an episode with an end" if ev.ended else "the step persists"))
     if ev.config_regenerated:
@@ -286,7 +294,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "baseline"
         if "autotune" in kinds or _is(by, "compile", "dropped"):
             return "autotune"
-        if kinds & {"latency_mode", "pretuned_timer"}:
+        if kinds & {"latency_mode", "pretuned_timer"} or _is(by, "compile", "rose"):
             return "timer"
         if _is(by, "comparators", "with_helion") or _is(by, "per_baseline", "headline_only"):
             return "baseline"

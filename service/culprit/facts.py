@@ -275,9 +275,11 @@ def _family_applies(pin: str, platform: str) -> bool:
     )
 
 
-_BASELINE_PIN = re.compile(
-    r"\b(?:torch|pytorch|pytorch-triton|triton|jax|libtpu|torch_xla|torch-xla)\s*(?:==|>=|<=|~=)\s*[\w.*+-]+"
-)
+# torch and triton define the baselines (eager, torch.compile, triton): a pin change is a method
+# change. The accelerator's own runtime (jax/libtpu/torch_xla, CUDA/ROCm images) is the machine's
+# toolchain: a hardware change for that platform.
+_BASELINE_PIN = re.compile(r"\b(?:torch|pytorch|pytorch-triton|triton)\s*(?:==|>=|<=|~=)\s*[\w.*+-]+")
+_RUNTIME_PIN = re.compile(r"\b(?:jax|jaxlib|libtpu|libtpu-nightly|torch_xla|torch-xla)\s*(?:==|>=|<=|~=)\s*[\w.*+-]+")
 _BASELINE_KEYS = ("torch-version", "pytorch-version", "triton-version")
 _TIMER_FLAG = re.compile(r"--latency-measure-mode[= ]+[\w-]+|--cudagraph\b|--measure-compile-time\b")
 # autotune knobs that change which config Helion runs (the log level does not)
@@ -350,7 +352,7 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
                     pin = m.group(0)
                     if plat == platform or _family_applies(pin, platform):
                         _add(out.pins, path, pin)
-                for pat in _PIN_PATTERNS[1:]:
+                for pat in (_RUNTIME_PIN, *_PIN_PATTERNS[1:]):
                     for m in pat.finditer(value):
                         pin = m.group(0)
                         if plat == platform or _family_applies(pin, platform):

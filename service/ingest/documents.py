@@ -73,11 +73,17 @@ class PerShape(TypedDict):
 
 
 def _parallel(ps: dict) -> dict:
+    """Keep the columns that line up with ``shapes``; drop the ones that cannot be aligned.
+
+    Helion's own builder copies each column from the raw run as it is, and a run where a
+    comparator produced values for only some shapes publishes a shorter column (seen in documents
+    built by the real builder). Which shapes its values belong to is unknowable, so that column
+    is dropped for that run; refusing the whole document would lose every kernel's nightly.
+    """
     n = len(ps["shapes"])
     for name in PER_SHAPE_COLUMNS:
-        got = len(ps.get(name, ()))
-        if got not in (0, n):
-            raise ValueError(f"per_shape.{name} has {got} values for {n} shapes")
+        if len(ps.get(name, ())) not in (0, n):
+            del ps[name]
     return ps
 
 

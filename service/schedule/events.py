@@ -147,6 +147,7 @@ class EventGatherer:
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
             window_problem=None if known else (window.problem if window is not None else None),
+            harness_commit=self.stages.change_commits(lead)[0] if known else None,
         )
         return ev, lead, ranked[:10]
 

@@ -1,0 +1,193 @@
+"""Event-level triage as pure decisions: the likelihood table, the footprint, the event verdict
+and what each member inherits. No database, no git: every input is built by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import pytest
+
+from service.classify.event import classify_event, honest_speedup, member_classification
+from service.classify.explain import LikelihoodTable, Observation, explain, load_table
+from service.classify.footprint import EventInput, KernelSteps, Thresholds, kernel_pattern, observe
+from service.classify.levels import Step
+from service.errors import BenchwatchError
+from service.records import FactChange, Move, RankedCommit, RunRef, SeriesKey
+
+T = datetime(2026, 5, 1, 9, tzinfo=timezone.utc)
+TABLE = load_table()
+
+
+def step(pct: float, sigma: float = 0.01) -> Step:
+    """A level change of ``pct`` percent with a pooled noise sigma (log units)."""
+    return Step(1.0, 1.0 + pct / 100.0, sigma, 5, 5)
+
+
+FLAT = step(0.0)
+
+
+def k(name: str, head: float, lat: float | None = None, comps: tuple[float, ...] = (0.0, 0.0),
+      compile_pct: float | None = None, facts: tuple[FactChange, ...] = (), shapes: bool | None = None) -> KernelSteps:
+    """A dashboard kernel: headline speedup step, latency step (time: + is slower), comparators."""
+    return KernelSteps(name, step(head), step(lat) if lat is not None else None, tuple(step(c) for c in comps),
+                       step(compile_pct) if compile_pct is not None else None, facts, shapes)
+
+
+def commit(score: float, subject: str = "[cute] faster tiles", reasons: tuple[str, ...] = ()) -> RankedCommit:
+    return RankedCommit("a" * 8, "a" * 40, subject, T, score, reasons)
+
+
+def event(kernels, ran=None, **kw) -> EventInput:
+    base = dict(source="dashboard", platform="b200", kernels=tuple(kernels),
+                ran=ran if ran is not None else 20, window_known=True, code_commits=3)
+    base.update(kw)
+    return EventInput(**base)
+
+
+RUNNER = FactChange("runner_label", "benchmark_dispatch.yml: b200 runner label a -> b", "hardware",
+                    ".github/workflows/benchmark_dispatch.yml", "a", "b")
+CUDAGRAPH = FactChange("cudagraph_flag", "run.py: rms_norm-bwd speedup is no longer CUDA-graph timed",
+                       "method_change", "benchmarks/run.py", "cudagraph", "no cudagraph", kernels=("rms_norm-bwd",))
+AUTOTUNE = FactChange("autotune", "benchmark.yml: b200 autotune settings (none) -> HELION_AUTOTUNE_BUDGET=60",
+                      "method_change", ".github/workflows/benchmark.yml", "(none)", "HELION_AUTOTUNE_BUDGET=60")
+PIN = FactChange("baseline_pin", "benchmark.yml: torch==2.10 -> torch==2.11", "method_change",
+                 ".github/workflows/benchmark.yml", "torch==2.10", "torch==2.11")
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+
+def test_shipped_table_covers_every_observation_footprint_makes():
+    names = {o.name for o in observe(event([k("a", -10, 11)]), Thresholds())}
+    names |= {o.name for o in observe(event([k("a", -10)], source="pretuned"))}
+    assert names <= set(TABLE.observations)
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("[observations.timers]\nagree = { real = 1, hardware = 1 }\n", "timers.agree"),
+    ("[observations.timers]\nagree = { real = 0, method_change = 1, hardware = 1 }\n", "positive"),
+    ('causes = ["real", "noise", "hardware"]\n[observations]\n', "causes"),
+    ("[observations.timers\n", "causes.toml"),
+])
+def test_a_broken_table_is_refused_in_one_line_naming_the_row(tmp_path, bad, needle):
+    path = tmp_path / "causes.toml"
+    path.write_text(bad)
+    with pytest.raises(BenchwatchError) as exc:
+        load_table(path)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_decisive_observation_outweighs_several_votes():
+    table = LikelihoodTable(observations={
+        "a": {"x": {"real": 0.8, "method_change": 0.5, "hardware": 0.5}},
+        "b": {"x": {"real": 0.8, "method_change": 0.5, "hardware": 0.5}},
+        "runner": {"yes": {"real": 0.01, "method_change": 0.01, "hardware": 0.6}},
+    })
+    votes = [Observation("a", "x", ""), Observation("b", "x", "")]
+    assert explain(votes, table).cause == "real"
+    ex = explain([*votes, Observation("runner", "yes", "runner changed")], table)
+    assert ex.cause == "hardware" and ex.decisive is not None and ex.decisive.name == "runner"
+    assert math.isclose(sum(math.exp(v - max(ex.scores.values())) for v in ex.scores.values()) * ex.confidence, 1.0,
+                        rel_tol=1e-2)
+
+
+# --- the footprint ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head, lat, comps, want", [
+    (-10, 11, (0, 0), ("agree", "flat")),  # Helion slower on both timers, baselines flat
+    (-10, 0, (0, 0), ("speedup_only", "flat")),  # only the cudagraph timer moved
+    (0, 12, (0, 0), ("latency_only", "flat")),  # only do_bench moved
+    (-10, -10, (0, 0), ("opposite", "flat")),  # speedup down, latency down: the timers disagree
+    (-10, 0, (-10, -9), ("speedup_only", "with_helion")),  # every speedup moved: the baseline changed
+    (-10, 11, (-2, -9), ("agree", "mixed")),
+])
+def test_kernel_pattern(head, lat, comps, want):
+    assert kernel_pattern(k("x", head, lat, comps), Thresholds()) == want
+
+
+def test_breadth_counts_the_kernels_that_ran_that_night_not_every_kernel_ever_seen():
+    five = [k(n, -12, 13) for n in ("sum", "rms_norm", "layer_norm", "softmax")]
+    by = {o.name: o for o in observe(event(five, ran=5))}
+    assert by["breadth"].value == "most" and by["breadth"].facts == {"moved": 4, "ran": 5, "kernels":
+                                                                     ["sum", "rms_norm", "layer_norm", "softmax"]}
+    assert {o.name: o for o in observe(event(five, ran=20))}["breadth"].value == "few"
+
+
+# --- the verdict, table-driven ---------------------------------------------------------------------
+
+CASES = {
+    # a runner change for this platform settles it, whatever else votes
+    "runner": (event([k(n, -8, 9) for n in ("a", "b", "c", "d")], ran=6, platform_facts=(RUNNER,),
+                     top_candidate=commit(0.65)), "hardware", "runner"),
+    # most kernels of one platform, latency and baselines moving, other machines quiet, no commit to blame
+    "thermal": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
+                      ended=True, code_commits=0), "hardware", "thermal"),
+    # a small platform where one Helion change hit most kernels: baselines flat, a matching commit
+    "real on a small platform": (event([k(n, -12, 13) for n in ("sum", "rms_norm", "layer_norm", "vector_add")],
+                                       platform="b200_cute", ran=5, top_candidate=commit(0.85)), "real", "code"),
+    "real single kernel": (event([k("softmax", -9, 10)], top_candidate=commit(0.7)), "real", "code"),
+    "real, autotuner heuristics": (event([k("gemm", -9, 10)], top_candidate=commit(
+        0.7, "[autotuner] new heuristic", ("touches backend-neutral code helion/autotuner/ (all platforms)",))),
+        "real", "heuristics"),
+    # the kernel's own cudagraph flag changed in the window: only the cudagraph timer moved
+    "cudagraph": (event([k("rms_norm-bwd", -30, 0, (-30, -30), facts=(CUDAGRAPH,))], top_candidate=commit(0.5)),
+                  "method_change", "cudagraph"),
+    # torch pin: every speedup moves together, Helion's latency does not
+    "baseline pin": (event([k(n, 9, 0, (9, 8)) for n in ("a", "b")], platform_facts=(PIN,),
+                           top_candidate=commit(0.3)), "method_change", "baseline"),
+    # capped autotune: compile time collapses the same night, Helion a bit slower
+    "autotune": (event([k(n, -6, 6, compile_pct=-70) for n in ("a", "b", "c")], platform_facts=(AUTOTUNE,),
+                       top_candidate=commit(0.45)), "method_change", "autotune"),
+    "shapes": (event([k("rope", 15, -20, (14, 15), shapes=True)], top_candidate=commit(0.5)),
+               "method_change", "shapes"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_event_verdict(name):
+    ev, cause, kind = CASES[name]
+    v = classify_event(ev, TABLE)
+    assert (v.cause, v.kind) == (cause, kind), [(e.check, e.verdict, e.detail) for e in v.evidence]
+    assert v.evidence[0].check == "event" and v.evidence[0].facts["kind"] == kind
+    if cause == "real":
+        assert v.culprit is not None
+    else:
+        assert v.culprit is None
+
+
+def test_the_decisive_fact_is_named_and_is_the_change_fact():
+    v = classify_event(CASES["runner"][0], TABLE)
+    assert v.explanation.decisive is not None and v.explanation.decisive.name == "platform_change"
+    assert v.change_fact is RUNNER
+    assert "decisive" in v.evidence[0].detail
+
+
+# --- members ---------------------------------------------------------------------------------------
+
+
+def move(kernel: str = "rms_norm-bwd", before: float = 1.2, after: float = 0.9) -> Move:
+    ref = RunRef("1", "a" * 8, "a" * 40, T, before)
+    return Move(SeriesKey("dashboard", "b200", kernel, "helion_speedup_geomean"), ref, ref, before, after,
+                (after - before) / before * 100, "regression", 12.0, "confirmed", 6, 0.01)
+
+
+def test_members_inherit_the_event_but_a_kernel_whose_own_measurement_changed_keeps_its_cause():
+    v = classify_event(CASES["real single kernel"][0], TABLE)
+    same = member_classification(v, move("softmax"))
+    assert (same.cause, same.kind) == ("real", "code") and same.culprit is not None
+    own = member_classification(v, move(), own_facts=(CUDAGRAPH,))
+    assert (own.cause, own.kind) == ("method_change", "cudagraph") and own.culprit is None
+    assert own.evidence[0].check == "own_evidence"
+    # the cudagraph-timed side (before) is the honest one
+    assert own.true_speedup == pytest.approx(1.2)
+
+
+@pytest.mark.parametrize("cause, kind, want", [
+    ("real", "code", 0.9), ("hardware", "runner", 1.2), ("method_change", "baseline", 0.9),
+    ("method_change", "shapes", 0.9), ("method_change", "autotune", 1.2),
+])
+def test_honest_speedup_side(cause, kind, want):
+    value, reason = honest_speedup(move(), cause, kind)
+    assert value == pytest.approx(want) and reason
