@@ -61,6 +61,7 @@ class Step:
     after: float  # median of the new segment
     significance: float  # |after - before| / sigma
     end: int | None = None  # an episode: first index back at the old level (the regime ended)
+    paired: bool = False  # the episode was two kept change points (out and back), not a short blip
 
 
 # below this many points the full-resolution search is cheap (< 0.5 ms): no coarse pass
@@ -329,7 +330,7 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], f
     for a, b in long_eps:  # a kept step out and one back: one episode
         before = float(_median(x[max(0, a - 2 * s.episode_nights):a]))
         inner = float(_median(x[a:b]))
-        out.append(Step(a, before, inner, abs(inner - before) / sig, end=b))
+        out.append(Step(a, before, inner, abs(inner - before) / sig, end=b, paired=True))
     tail_start = cps[-1] if cps and x.size - cps[-1] < s.min_size else None
     out += [e for e in _excursions(x, cps, sig, s, log) if tail_start is None or e.index < tail_start]
     out.sort(key=lambda st: st.index)
@@ -346,4 +347,7 @@ def change_points(
             raise ValueError("log=True needs positive values")
         x = np.log(x)
     found, _ = steps(x, settings, log=log)
-    return [st.index for st in found if st.end is None]
+    # an episode made of two kept change points is still two change points of the series
+    out = [st.index for st in found if st.end is None]
+    out += [i for st in found if st.paired for i in (st.index, st.end)]
+    return sorted(out)

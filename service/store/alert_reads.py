@@ -238,6 +238,7 @@ def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
 def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:
     """A group: its verdict, its run, child groups (cross-platform parent) and member alerts."""
     run = session.get(Run, group.first_bad_run_pk)
+    end = session.get(Run, group.end_run_pk) if group.end_run_pk is not None else None
     members = load_alerts(session, Alert.group_id == group.id)
     children = session.scalars(
         select(AlertGroup).where(AlertGroup.parent_id == group.id).order_by(AlertGroup.id)
@@ -249,9 +250,11 @@ def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True)
         "platform_short": group.platform_short,
         "first_bad": _run_obj(run, None),
         "cause": group.cause,
+        "kind": group.cause_kind or "",
         "confidence": round(float(group.confidence), 3),
         "evidence": list(group.evidence or []),
         "state": group.state,
+        "end": _run_obj(end, None) if end is not None else None,
         "revision": group.revision,
         "created_at": iso(group.created_at),
         "updated_at": iso(group.updated_at),

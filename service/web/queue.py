@@ -54,6 +54,7 @@ class QueueRow:
     created_at: datetime
     members: tuple[Member, ...] = field(default_factory=tuple)
     shown: tuple[Member, ...] = field(default_factory=tuple)  # one per kernel, largest move first
+    kind: str = ""  # the mechanism under the machine's cause
 
     @property
     def link(self) -> str:
@@ -106,7 +107,7 @@ def build_rows(session: Session) -> list[QueueRow]:
         select(
             Alert.id, Alert.group_id, Alert.status, Alert.cause, Alert.human_cause, Alert.state,
             Alert.change_pct, Alert.direction, Alert.created_at, Alert.first_bad_run_pk, Track.kernel,
-            Series.metric, Track.platform_short, Track.source,
+            Series.metric, Track.platform_short, Track.source, Alert.cause_kind,
         )
         .join(Series, Series.id == Alert.series_id)
         .join(Track, Track.id == Series.track_id)
@@ -117,7 +118,7 @@ def build_rows(session: Session) -> list[QueueRow]:
             select(
                 AlertGroup.id, AlertGroup.parent_id, AlertGroup.source, AlertGroup.platform_short,
                 AlertGroup.cause, AlertGroup.state, AlertGroup.created_at, AlertGroup.first_bad_run_pk,
-                AlertGroup.kind,
+                AlertGroup.kind, AlertGroup.cause_kind,
             )
         ).all()
     }
@@ -153,7 +154,7 @@ def build_rows(session: Session) -> list[QueueRow]:
         rows.append(QueueRow(
             None, a.source, a.platform_short, (a.platform_short,), member.cause, a.cause,
             a.human_cause is not None, a.state, a.status, date, full_sha[:8], a.created_at, (member,),
-            (member,),
+            (member,), a.cause_kind or "",
         ))
     for gid, g in groups.items():
         if g.parent_id is not None and g.parent_id in groups:
@@ -175,7 +176,7 @@ def build_rows(session: Session) -> list[QueueRow]:
         rows.append(QueueRow(
             gid, g.source, g.platform_short, plats, cause, g.cause, cause != g.cause, g.state,
             group_status([m.status for m in members]), date, full_sha[:8], g.created_at, members,
-            _shown(members),
+            _shown(members), g.cause_kind or "",
         ))
     floor = datetime.min
     rows.sort(key=lambda r: (r.first_bad_date or floor, r.created_at or floor, r.group_id or 0), reverse=True)
