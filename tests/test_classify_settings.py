@@ -17,19 +17,19 @@ def test_config_section_equals_the_defaults():
 
 
 def test_override_and_string_numbers_from_env():
-    s = ClassifySettings.from_mapping({"min_significance": "4.5", "weight_breadth": 0})
-    assert s.min_significance == 4.5 and s.weight("breadth") == 0.0
+    s = ClassifySettings.from_mapping({"min_significance": "4.5", "most_min_kernels": "4"})
+    assert (s.min_significance, s.most_min_kernels) == (4.5, 4)
 
 
 @pytest.mark.parametrize(
     "data, needle",
     [
         ({"min_significance": -1}, "config: classify.min_significance:"),
-        ({"broad_fraction": 1.5}, "config: classify.broad_fraction:"),
+        ({"most_fraction": 1.5}, "config: classify.most_fraction:"),
         ({"level_nights": "many"}, "config: classify.level_nights:"),
         ({"not_a_key": 1}, "config: classify.not_a_key:"),
-        ({f"weight_{c}": 0 for c in ("persistence", "helion_only", "timer_agreement", "breadth",
-                                     "method_tells", "commit_window")}, "config: classify: "),
+        ({"weight_breadth": 1}, "config: classify.weight_breadth:"),  # the old vote weights are gone
+        ({"culprit_min_score": 0.7, "culprit_strong_score": 0.5}, "config: classify: "),
     ],
 )
 def test_bad_values_are_one_line_errors(data, needle):

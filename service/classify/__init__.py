@@ -1,14 +1,13 @@
-"""Classify moves: evidence checks, the cause of a move and of a group, and the honest speedup.
+"""Classify moves as events: the footprint of one platform's moves on one nightly, explained by
+the cause that accounts for every observation (`explain.py`, table in `config/causes.toml`),
+the kind under it, and what each member inherits (`event.py`, with the honest speedup).
 
-Pure functions over `service.records` data plus a `MoveContext` the caller gathers; see
-`verdict.py` for how the six checks are weighed and `truth.py` for the true-speedup rules.
+Pure functions over `service.records` data; the detect pass and `investigate` gather the inputs.
 """
 
 from __future__ import annotations
 
-from service.classify.context import MoveContext
-from service.classify.groups import MoveGroup, classify_group, group_moves
+from service.classify.groups import MoveGroup, group_moves
 from service.classify.settings import ClassifySettings
-from service.classify.verdict import classify_move
 
-__all__ = ["ClassifySettings", "MoveContext", "MoveGroup", "classify_group", "classify_move", "group_moves"]
+__all__ = ["ClassifySettings", "MoveGroup", "group_moves"]

@@ -21,13 +21,7 @@ from sqlalchemy.orm import Session
 from service.classify.metrics import COMPARATOR_SPEEDUPS
 from service.config import Settings
 from service.errors import BenchwatchError
-from service.records import (
-    AttributeChange,
-    Classification,
-    Evidence,
-    Move,
-    SeriesData,
-)
+from service.records import AttributeChange, Classification, Move, SeriesData
 from service.store.alerts_writer import (
     GroupRecord,
     MoveRecord,
@@ -112,7 +106,6 @@ class Stages:
     """The detector, culprit search and classifier behind one small, cached interface."""
 
     def __init__(self, settings: Settings, repo: Path | None) -> None:
-        from service.classify import classify_group
         from service.culprit import facts, rank, window
         from service.detect import detect_series, reconcile
 
@@ -122,7 +115,6 @@ class Stages:
         self.cset = _classify_settings(settings)
         self.rules = _slice_rules()
         self._detect, self._reconcile = detect_series, reconcile
-        self._classify_group = classify_group
         self._window_fn, self._rank, self._facts_fn = window.commit_window, rank, facts.repo_fact_changes
         from service.classify.explain import load_table
 
@@ -223,9 +215,6 @@ class Stages:
                                (f"changes {fact.path}: {fact.detail}",))
         self._attributed[k] = out
         return out
-
-    def classify_group(self, members, run_id: str):
-        return self._classify_group(members, self.cset, run_id=run_id)
 
 
 # --- the shared analysis --------------------------------------------------------------------
@@ -388,7 +377,19 @@ def _detect_source(
     lone = _lone_blips(live, view, stages)
     live = [m for m in live if move_key(m) not in lone]
     groups = group_moves(live)
-    verdicts = explain_groups(stages, view, groups)
+    newest = len(view.trend) - 1
+    sid_of = {r.key: r.series_id for r in view.refs}
+    settled = {
+        move_key(m) for m in live
+        if _old_and_stored(m, stored.get(sid_of.get(m.key, -1), []), view, newest, stages.dset.settle_nights)
+    }
+    # an event whose every member is old and stored keeps its stored verdict: its evidence has
+    # settled, and re-explaining a year of events every night would cost seconds for nothing
+    fresh = [g for g in groups if not all(move_key(m) in settled for m in g.moves)]
+    fresh_ids = {id(g) for g in fresh}
+    fresh += [g for g in groups if g.platform_short is None and any(id(c) in fresh_ids for c in g.children)]
+    verdicts = explain_groups(stages, view, [g for g in groups if id(g) in fresh_ids],
+                              context=groups)
     cls_of: dict[tuple, Classification] = {}
     for gv in verdicts.values():
         cls_of.update(gv.members)
@@ -396,7 +397,6 @@ def _detect_source(
 
     # 3. store the moves of the changed series
     touched_groups: set[int] = set()
-    newest = len(view.trend) - 1
     for sid in sorted(changed):
         ref = ref_by_id[sid]
         for move in moves.get(sid, []):
@@ -409,8 +409,8 @@ def _detect_source(
             if move.state != "retracted":
                 cls = cls_of.get(move_key(move))
                 summary.moves += 1
-            if cls is not None and _settled(move, fb_pk, stored.get(sid, []), view, newest,
-                                            stages.dset.settle_nights, cls):
+            if move_key(move) in settled and (cls is None or _settled(
+                    move, fb_pk, stored.get(sid, []), view, newest, stages.dset.settle_nights, cls)):
                 continue
             end_pk = view.pk_of.get(move.end.run_id) if move.end is not None else None
             out = upsert_alert(
@@ -459,6 +459,18 @@ def _lone_blips(moves: list[Move], view: SourceView, stages: Stages) -> set[tupl
     return out
 
 
+def _old_and_stored(move: Move, alerts: Sequence[Alert], view: SourceView, newest: int, settle_nights: int) -> bool:
+    """A move confirmed (or ended) long ago whose alert is already stored for the same nightly."""
+    if move.state not in ("confirmed", "ended"):
+        return False
+    fb_pk = view.pk_of.get(move.first_bad.run_id)
+    night = view.ordinal.get(fb_pk) if fb_pk is not None else None
+    if night is None or newest - night < settle_nights:
+        return False
+    return any(a.first_bad_run_pk == fb_pk and a.state == move.state and a.direction == move.direction
+               for a in alerts)
+
+
 def _settled(move: Move, fb_pk: int, alerts: Sequence[Alert], view: SourceView, newest: int,
              settle_nights: int, cls: Classification) -> bool:
     """An old confirmed move whose stored alert already says the same thing: nothing to redo."""
@@ -496,17 +508,16 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         if a.state != "retracted"
     ]
     ref_by_id = {r.series_id: r for r in view.refs}
-    members = []
+    members: list[Move] = []
     by_move: dict[tuple, Alert] = {}
     for a in live_alerts(alerts):
         if a.status == "resolved":
             continue
         m = alert_move(a, ref_by_id[a.series_id].key, view.runs)
-        members.append((m, _stored_classification(a)))
+        members.append(m)
         by_move[_move_key(m)] = a
 
-    groups = group_moves([m for m, _ in members])
-    cls_of = {_move_key(m): c for m, c in members}
+    groups = group_moves(members)
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
     decided: dict[int, tuple[str, str, int]] = {}  # id(MoveGroup) -> (cause, kind, kernels)
@@ -520,8 +531,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
                               child_ids=tuple(stored_of[id(c)] for c in group.children), kind=kind)
         else:
             alert_rows = [by_move[_move_key(m)] for m in gmoves]
-            cause, kind, conf, evidence = _platform_verdict(
-                stages, gmoves, alert_rows, cls_of, by_member, group.first_bad_run_id, move_key)
+            cause, kind, conf, evidence = _platform_verdict(gmoves, alert_rows, by_member, move_key)
             decided[id(group)] = (cause, kind, len(group.kernels))
             ends = [a.end_run_pk for a in alert_rows]
             end_pk = max(ends, key=lambda pk: view.ordinal.get(pk, -1)) if state == "ended" and all(ends) else None
@@ -534,8 +544,8 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     retire_empty_groups(session, old_groups, now)
 
 
-def _platform_verdict(stages: Stages, gmoves: list[Move], rows: list[Alert], cls_of: dict, by_member: dict,
-                      run_id: str, key_fn) -> tuple[str, str, float, tuple[dict, ...]]:
+def _platform_verdict(gmoves: list[Move], rows: list[Alert], by_member: dict,
+                      key_fn) -> tuple[str, str, float, tuple[dict, ...]]:
     """(cause, kind, confidence, evidence) of one platform group."""
     from service.store.alerts_writer import evidence_item
 
@@ -552,10 +562,13 @@ def _platform_verdict(stages: Stages, gmoves: list[Move], rows: list[Alert], cls
         gv = next(by_member[key_fn(m)] for m in gmoves if id(by_member.get(key_fn(m))) == gid)
         v = gv.verdict
         return v.cause, v.kind, v.confidence, tuple(evidence_item(e) for e in v.evidence)
-    verdict = stages.classify_group([(m, cls_of[_move_key(m)]) for m in gmoves], run_id)
-    kinds = Counter(a.cause_kind for a in rows if a.cause_kind)
-    return (_verdict_cause(verdict), kinds.most_common(1)[0][0] if kinds else "",
-            _verdict_confidence(verdict), _verdict_evidence(verdict))
+    # an event not explained this pass (every member settled): what its members were told
+    told = Counter((a.cause, a.cause_kind or "") for a in rows)
+    (cause, kind), n = told.most_common(1)[0]
+    lead = next(a for a in rows if (a.cause, a.cause_kind or "") == (cause, kind))
+    evidence = tuple(e for e in (lead.evidence or []) if e.get("check") == "event") or (
+        {"check": "members", "verdict": cause, "detail": f"{n} of {len(rows)} members are {cause}"},)
+    return cause, kind, float(lead.confidence), evidence
 
 
 def _parent_verdict(group, decided: dict) -> tuple[str, str, float, tuple[dict, ...]]:
@@ -574,14 +587,6 @@ def _parent_verdict(group, decided: dict) -> tuple[str, str, float, tuple[dict, 
     detail = (f"{len(group.children)} platforms stepped on the same nightly; kernels by cause: {parts}")
     return cause, kinds[cause].most_common(1)[0][0], round(n / total, 3), (
         {"check": "members", "verdict": cause, "detail": detail},)
-
-
-def _stored_classification(a: Alert) -> Classification:
-    return Classification(
-        a.human_cause or a.cause, a.confidence,
-        tuple(Evidence(e["check"], e["verdict"], e["detail"], e.get("facts") or {}) for e in a.evidence or []),
-        a.true_speedup, a.true_speedup_reason or "", kind=a.cause_kind or "",
-    )
 
 
 def _verdict_cause(v) -> str:

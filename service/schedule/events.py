@@ -59,8 +59,9 @@ class EventGatherer:
             if r.key.metric == self.headline:
                 self.heads_by_platform[r.key.platform_short].append(r.series_id)
         c = stages.cset
-        self.th = Thresholds(sigma=c.sibling_sigma, min_pct=max(2.0, c.min_step_pct - 1.0),
-                             ratio=c.sibling_step_ratio, strong_culprit=max(0.6, c.culprit_min_score),
+        self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
+                             compile_drop_pct=c.compile_drop_pct, most_fraction=c.most_fraction,
+                             most_min_kernels=c.most_min_kernels, strong_culprit=c.culprit_strong_score,
                              weak_culprit=c.culprit_min_score)
 
     # --- per kernel ---------------------------------------------------------------------------
@@ -186,10 +187,13 @@ def _noise(m: Move, bar: float) -> Classification:
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
 
 
-def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"]) -> dict[int, GroupVerdict]:
-    """A verdict per platform group (keyed by id(group)), each with the others of its nightly as context."""
+def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"],
+                   context: list["MoveGroup"] | None = None) -> dict[int, GroupVerdict]:
+    """A verdict per platform group (keyed by id(group)), each with the others of its nightly
+    (from ``context``, default ``groups``) as context."""
     gatherer = EventGatherer(stages, view)
-    platform_groups = [g for g in groups if g.platform_short is not None]
+    wanted = {id(g) for g in groups}
+    platform_groups = [g for g in (context if context is not None else groups) if g.platform_short is not None]
     by_night: dict[int, list] = defaultdict(list)
     order = {}
     for g in platform_groups:
@@ -200,6 +204,8 @@ def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup
             by_night[o].append(g)
     out: dict[int, GroupVerdict] = {}
     for g in platform_groups:
+        if id(g) not in wanted:
+            continue
         o = order[id(g)]
         near = [x for d in (-1, 0, 1) for x in by_night.get(o + d, ())] if o is not None else [g]
         out[id(g)] = gatherer.explain(g, near)

@@ -1,16 +1,11 @@
-"""Hand-made records for the classifier tests (helpers, no tests): stepped nightly series, moves, contexts."""
+"""Hand-made moves for the grouping tests (helpers, no tests)."""
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime, timedelta, timezone
 
-from service.classify.context import MoveContext
 from service.records import (
-    CommitInfo,
-    CommitWindow,
     Move,
-    RankedCommit,
     RunRef,
     SeriesData,
     SeriesKey,
@@ -68,41 +63,3 @@ def move(metric: str = "helion_speedup_geomean", before: float = 1.0, after: flo
         direction = "regression" if worse else "improvement"
     return Move(key(metric, platform, kernel, source), ref(fb - 1, before), ref(fb, after), before, after,
                 (after - before) / before * 100, direction, significance, state, nights_after, noise_sigma)
-
-
-def commit(subject: str, score: float, i: int = 100) -> RankedCommit:
-    sha = hashlib.sha1(subject.encode()).hexdigest()
-    return RankedCommit(sha[:8], sha, subject, night(FB) - timedelta(hours=3) + timedelta(minutes=i), score,
-                        ("slice",))
-
-
-def window(commits: int = 3, complete: bool = True, problem: str | None = None) -> CommitWindow:
-    infos = tuple(
-        CommitInfo(f"{200 + j:08x}", f"{200 + j:040x}", f"commit {j}", night(FB) - timedelta(hours=j + 1))
-        for j in range(commits)
-    )
-    return CommitWindow(full_sha(FB - 1), full_sha(FB), infos, complete, problem)
-
-
-def dash_siblings(*, triton=(1.2, 1.2), tc=(0.9, 0.9), latency=(0.1, 0.125), helion=None,
-                  platform: str = "b200", kernel: str = "softmax") -> dict[str, SeriesData]:
-    out = {
-        "triton_speedup_geomean": series("triton_speedup_geomean", *triton, platform=platform, kernel=kernel),
-        "torch_compile_speedup_geomean": series("torch_compile_speedup_geomean", *tc, platform=platform, kernel=kernel),
-        "helion_latency_avg_ms": series("helion_latency_avg_ms", *latency, platform=platform, kernel=kernel),
-        "compile_time_geomean_s": series("compile_time_geomean_s", 12.0, 12.0, platform=platform, kernel=kernel),
-    }
-    if helion is not None:
-        out["helion_speedup_geomean"] = series("helion_speedup_geomean", *helion, platform=platform, kernel=kernel)
-    return out
-
-
-def peers(platform: str, kernels: int, *, metric: str = "helion_speedup_geomean", change: float = 0.8,
-          prefix: str = "k") -> tuple[Move, ...]:
-    return tuple(move(metric, 1.0, change, platform=platform, kernel=f"{prefix}{j}") for j in range(kernels))
-
-
-def ctx(m: Move, **kw) -> MoveContext:
-    kw.setdefault("platform_kernel_count", 10)
-    kw.setdefault("other_platforms_count", 3)
-    return MoveContext(move=m, **kw)
