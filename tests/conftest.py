@@ -97,7 +97,14 @@ def cli(db_url: str, monkeypatch):
     return invoke
 
 
-HELION_BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
+def _bundle() -> Path:
+    """The real Helion repository as a bundle, in the shared folder beside the project."""
+    from tests.blind_worlds.repo import bundle_path
+
+    return bundle_path()
+
+
+HELION_BUNDLE = _bundle()
 
 
 @pytest.fixture(scope="session")

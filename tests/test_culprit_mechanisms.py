@@ -1,0 +1,91 @@
+"""Each method/hardware mechanism read from the REAL Helion files at both ends of a real window,
+scoped to the platform and kernel it is about, and attributed to the commit that made it."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from service.config import load_settings
+from service.culprit.facts import repo_fact_changes
+from service.records import Move, RunRef, SeriesKey
+from service.schedule.detect_pass import Stages
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _full(repo: Path, short: str) -> str:
+    return _git(repo, "rev-parse", f"{short}^{{commit}}")
+
+
+def _around(repo: Path, short: str, before: int = 1, after: int = 0) -> tuple[str, str]:
+    """(last good, first bad): ``before`` first-parent commits before ``short`` and ``after`` after it."""
+    full = _full(repo, short)
+    chain = _git(repo, "rev-list", "--first-parent", "--reverse", "main").split()
+    i = chain.index(full)
+    return chain[i - before], chain[i + after]
+
+
+def _kinds(facts) -> set[str]:
+    return {f.kind for f in facts}
+
+
+@pytest.mark.parametrize("sha, platform, kernel, want, not_on", [
+    # Migrate H100 CI to OSDC runners: a runner label and an image, for h100 only
+    ("b33ae6b9", "h100", "softmax", {"runner_label", "toolchain"}, "b200"),
+    # ROCm 7.14 image and runtime for the MI350X alias only
+    ("35b19fd4", "mi350x", "softmax", {"toolchain"}, "h100"),
+    # libtpu pinned on the TPU job: the TPU runtime (hardware), not a baseline
+    ("e5cc383d", "tpu", "sum", {"toolchain"}, "b200"),
+])
+def test_machine_changes_are_scoped_to_their_platform(helion_clone, sha, platform, kernel, want, not_on):
+    lg, fb = _around(helion_clone, sha)
+    facts = repo_fact_changes(helion_clone, lg, fb, platform, kernel)
+    assert want <= _kinds(facts), [f.detail for f in facts]
+    assert all(f.suggests == "hardware" for f in facts if f.kind in want)
+    other = repo_fact_changes(helion_clone, lg, fb, not_on, kernel)
+    assert not _kinds(other) & {"runner_label", "toolchain"}, [f.detail for f in other]
+
+
+def test_autotune_cap_in_the_benchmark_workflow_is_a_method_fact(helion_clone):
+    lg, fb = _around(helion_clone, "9f461a21")
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "b200", "softmax") if f.kind == "autotune"]
+    assert facts and facts[0].suggests == "method_change" and "HELION_AUTOTUNE" in (facts[0].new or "")
+
+
+def test_torch_pin_is_a_baseline_change(helion_clone):
+    lg, fb = _around(helion_clone, "e35ec3bd")
+    facts = repo_fact_changes(helion_clone, lg, fb, "h100", "softmax")
+    pins = [f for f in facts if f.kind == "baseline_pin"]
+    assert pins and all(f.suggests == "method_change" for f in pins)
+    assert any("torch" in (f.new or "") for f in pins)
+
+
+@pytest.mark.parametrize("sha, kernel, other, kind", [
+    ("0ac95a80", "layer_norm-bwd", "layer_norm", "cudagraph_flag"),  # remove_flags --cudagraph added
+    ("6ad99e29", "rope", "softmax", "num_inputs"),  # fewer rope inputs
+])
+def test_kernel_measurement_facts_name_only_their_kernel(helion_clone, sha, kernel, other, kind):
+    lg, fb = _around(helion_clone, sha)
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", kernel) if f.kind == kind]
+    assert len(facts) == 1 and facts[0].kernels == (kernel,)
+    assert not [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", other) if f.kind == kind]
+
+
+def test_the_change_commit_is_the_one_that_made_the_fact_not_any_harness_commit(helion_clone):
+    """A window of several commits: the cudagraph fact is attributed to 0ac95a80 itself."""
+    lg, fb = _around(helion_clone, "0ac95a80", before=3, after=3)
+    when = datetime(2026, 4, 1, tzinfo=timezone.utc)
+    key = SeriesKey("dashboard", "h100", "rms_norm-bwd", "helion_speedup_geomean")
+    move = Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.7), 1.0, 0.7, -30.0,
+                "regression", 20.0, "confirmed", 5, 0.01)
+    stages = Stages(load_settings(), helion_clone)
+    assert len(stages.window(move).commits) == 6
+    fact = next(f for f in stages.facts(move) if f.kind == "cudagraph_flag")
+    commit = stages.attribute(move, fact)
+    assert commit is not None and commit.full_sha == _full(helion_clone, "0ac95a80")
