@@ -95,3 +95,19 @@ def cli(db_url: str, monkeypatch):
         return runner.invoke(app, list(args), catch_exceptions=False)
 
     return invoke
+
+
+_SESSION_START = [0.0]
+
+
+def pytest_sessionstart(session):
+    import time
+
+    _SESSION_START[0] = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The live deployment test's wall time per step (tests/test_deploy_live.py writes it)."""
+    timings = Path(__file__).resolve().parent.parent / "var" / "deploy-live.json"
+    if timings.exists() and timings.stat().st_mtime >= _SESSION_START[0]:
+        terminalreporter.write_line("live deployment test, seconds per step: " + " ".join(timings.read_text().split()))
