@@ -26,16 +26,18 @@ RUN groupadd --system --gid 10001 benchwatch \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY service ./service
+RUN pip install . && rm -rf build *.egg-info
+# Read from BENCHWATCH_HOME at run time; after the install, so an upgrade that only adds a
+# migration or changes a default rebuilds in seconds.
 COPY config ./config
 COPY migrations ./migrations
-RUN pip install . && rm -rf build *.egg-info
 
 USER benchwatch
 EXPOSE 8080
 VOLUME ["/srv/helion"]
 
 # /healthz answers 200 when the store is reachable.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD python -c 'import os, urllib.request; urllib.request.urlopen("http://127.0.0.1:%s/healthz" % os.environ.get("BENCHWATCH_WEB_PORT", "8080"), timeout=4)'
 
 # Every benchwatch command upgrades the schema on start (Alembic), so this also migrates.

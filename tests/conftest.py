@@ -119,3 +119,19 @@ def helion_clone(tmp_path_factory) -> Path:
     subprocess.run(["git", "clone", "--bare", "-q", str(HELION_BUNDLE), str(dest)], check=True, env=env,
                    capture_output=True)
     return dest
+
+
+_SESSION_START = [0.0]
+
+
+def pytest_sessionstart(session):
+    import time
+
+    _SESSION_START[0] = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The live deployment test's wall time per step (tests/test_deploy_live.py writes it)."""
+    timings = Path(__file__).resolve().parent.parent / "var" / "deploy-live.json"
+    if timings.exists() and timings.stat().st_mtime >= _SESSION_START[0]:
+        terminalreporter.write_line("live deployment test, seconds per step: " + " ".join(timings.read_text().split()))

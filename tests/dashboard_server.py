@@ -17,7 +17,7 @@ PATHS = {"dashboard": "/dashboard/dashboard-data.json", "pretuned": "/dashboard/
 class DashboardServer:
     """Start with `with DashboardServer() as srv:`; `srv.publish(dashboard=..., pretuned=...)`."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.files: dict[str, bytes] = {}
         self.fail_next: list[int] = []  # status codes to answer before serving normally
         self.requests: list[tuple[str, str, int]] = []  # (path, If-None-Match, status)
@@ -32,12 +32,13 @@ class DashboardServer:
                 status = server._answer(self)
                 server.requests.append((self.path, self.headers.get("If-None-Match", ""), status))
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
 
     def url(self, source: str) -> str:
         return self.base + PATHS[source]

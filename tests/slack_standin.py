@@ -57,7 +57,7 @@ class _Fault:
 class SlackStandIn:
     """Start with ``with SlackStandIn() as slack:``; ``slack.base_url`` goes to WebClient."""
 
-    def __init__(self, token: str = TOKEN, channels: tuple[str, ...] = ("C0TRIAGE",)) -> None:
+    def __init__(self, token: str = TOKEN, channels: tuple[str, ...] = ("C0TRIAGE",), host: str = "127.0.0.1") -> None:
         self.token = token
         self.channels = set(channels)
         self.messages: list[Message] = []
@@ -65,7 +65,7 @@ class SlackStandIn:
         self._faults: dict[str, list[_Fault]] = {}
         self._lock = threading.Lock()
         self._seq = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
