@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test demo bench clean
+.PHONY: install run test test-deploy demo bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,13 @@ run: $(STAMP)
 	$(BIN)/benchwatch db upgrade
 	$(BIN)/benchwatch serve
 
+# The whole suite but the live docker-compose deployment (its own target: ~10 minutes of image builds).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 -q -m "not deploy" $(PYTEST_ARGS)
+
+# Build the images and run the real compose stack (tests/test_deploy_live.py); .ci/run runs it too.
+test-deploy: $(STAMP)
+	$(BIN)/python -m pytest -q -m deploy $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m tests.demo

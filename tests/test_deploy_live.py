@@ -43,6 +43,8 @@ from tests.dashboard_server import DashboardServer
 from tests.deploy import engine as eng
 from tests.slack_standin import TOKEN, SlackStandIn
 
+pytestmark = pytest.mark.deploy  # `make test-deploy` (and .ci/run): ~10 minutes, its own step
+
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT.parent / "shared" / "datasets" / "helion-repo" / "helion-main.bundle"
 COPY_IGNORE = shutil.ignore_patterns(".venv", "var", ".git", "__pycache__", ".pytest_cache", "*.egg-info",
