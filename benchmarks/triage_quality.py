@@ -228,6 +228,13 @@ def evaluate(name: str, world, workdir: Path, start: int) -> dict:
     return out
 
 
+def _progress(run: dict) -> None:
+    """One world's table as soon as it is scored (a run of all worlds takes a while)."""
+    print(f"{run['world']}: {run['seconds']} s, timings {run['timings']}", flush=True)
+    print(table([(run["world"], m, pooled([sc])) for m, sc in run["monitors"].items()]), flush=True)
+    print(json.dumps(pooled([run["monitors"]["benchwatch"]])["confusion"]), flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--blind-seeds", default="1,2,3")
@@ -243,11 +250,11 @@ def main() -> int:
         for seed in [int(s) for s in args.our_seeds.split(",") if s]:
             w = our_world(seed, args.our_nightlies, work)
             runs.append(evaluate(f"ours-{seed}", w, work, max(20, len(w.nights) - args.replay)))
-            print(f"ours-{seed}: {runs[-1]['seconds']} s", flush=True)
+            _progress(runs[-1])
         for seed in [int(s) for s in args.blind_seeds.split(",") if s]:
             w = build_world(seed, work / f"blind-{seed}")
             runs.append(evaluate(f"blind-{seed}", w, work, max(20, len(w.nights) - args.replay)))
-            print(f"blind-{seed}: {runs[-1]['seconds']} s", flush=True)
+            _progress(runs[-1])
     rows = []
     summary = {}
     for group in ("ours", "blind"):
