@@ -16,6 +16,7 @@ import json
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from benchmarks.anchors import hud_rule, naive_procedure
@@ -92,9 +93,36 @@ def _neutral(a: dict, posted: dict[int, int]) -> dict:
     )
 
 
+def _outages(session) -> list[dict]:
+    """Platform outages benchwatch raised as health alerts, one neutral alert per kernel of the
+    platform: the scorer's words for them are cause hardware, kind outage."""
+    from sqlalchemy import select
+
+    from service.store.tables import HealthAlert, Run, Track
+
+    out = []
+    for h in session.scalars(select(HealthAlert).where(HealthAlert.kind == "platform_outage")):
+        run = session.get(Run, h.run_pk) if h.run_pk is not None else None
+        if run is None or not h.platform_short:
+            continue
+        prev = session.scalar(select(Run).where(Run.source == h.source, Run.is_trend.is_(True),
+                                                Run.date < run.date).order_by(Run.date.desc()).limit(1))
+        kernels = session.scalars(select(Track.kernel).where(Track.source == h.source,
+                                                             Track.platform_short == h.platform_short))
+        for kernel in kernels:
+            out.append(dict(
+                source=h.source, platform_short=h.platform_short, kernel=kernel, metric="health",
+                first_bad_run_id=run.run_id, last_good_run_id=prev.run_id if prev else None,
+                cause="hardware", kind="outage", culprit_sha=None, change_sha=None, honest_speedup=None,
+                state="ended" if h.state == "recovered" else "live", end_run_id=None,
+                group_id=f"H{h.id}", first_posted_night=None))
+    return out
+
+
 def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
     from service.config import load_settings
     from service.schedule.detect_pass import detect_pass
+    from service.schedule.health_pass import health_pass
     from service.schedule.ingest_pass import ingest_source
     from service.store.alert_reads import list_alerts
     from service.store.db import Store
@@ -113,6 +141,7 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
         t0 = time.perf_counter()
         detect_pass(store, settings, world.repo, fetch=False, now=world.nights[n].date)
         dt = time.perf_counter() - t0
+        health_pass(store, settings, world.repo, now=world.nights[n].date + timedelta(hours=6))
         if timings["cold_detect_s"] is None:
             timings["cold_detect_s"] = round(dt, 2)
         else:
@@ -124,6 +153,7 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
                     posted.setdefault(a["id"], n if n > start else -1)
     with store.session() as s:
         alerts = [_neutral(a, posted) for a in list_alerts(s, status="all")]
+        alerts += _outages(s)
     store.dispose()
     nd = timings["nightly_detect_s"]
     timings["nightly_detect_s"] = round(sorted(nd)[len(nd) // 2], 3) if nd else None
