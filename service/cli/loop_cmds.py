@@ -1,10 +1,13 @@
-"""`benchwatch run-once`, `serve`, and the on-call commands `ack`, `resolve`, `reclassify`, `dismiss`, `note`.
+"""`benchwatch run-once`, `serve`, `hashpw`, and the on-call commands `ack`, `resolve`, `dismiss`,
+`reopen`, `reclassify`, `note`.
 
 Registered in service/cli/main.py with::
 
     app.command("run-once")(loop_cmds.run_once_cmd)
     app.command("serve")(loop_cmds.serve_cmd)
     for _name, _fn in loop_cmds.ONCALL_COMMANDS.items(): app.command(_name)(_fn)
+
+The scheduler, Slack, the web app and the store are imported inside the commands (start-up).
 """
 
 from __future__ import annotations
@@ -15,11 +18,9 @@ from typing import Optional
 
 import typer
 
-from service.cli.context import STATE, handles_errors
+from service.cli.context import STATE, check_choice, handles_errors
 from service.errors import BenchwatchError
 from service.records import CAUSES
-from service.schedule.lock import LockBusy
-from service.store import oncall
 
 
 def _who(by: str | None) -> str:
@@ -43,6 +44,7 @@ def run_once_cmd(
     Exit 0 when done (or when another copy is already running: it says so and does nothing),
     1 when ingest or detect failed (Slack failures only delay messages: they stay queued).
     """
+    from service.schedule.lock import LockBusy
     from service.schedule.run_once import run_once
 
     settings = STATE.settings()
@@ -92,10 +94,13 @@ def _show(data: dict, as_json: bool) -> None:
     )
 
 
-def _act(fn, alert_id: int, as_json: bool, **kw) -> None:
+def _act(action: str, alert_id: int, as_json: bool, **kw) -> None:
+    """Run one on-call action of service.store.oncall (the web's buttons call the same ones)."""
+    from service.store import oncall
+
     store = STATE.store()
     with store.session() as session:
-        data = fn(session, alert_id, **kw)
+        data = getattr(oncall, action)(session, alert_id, **kw)
     _show(data, as_json)
 
 
@@ -109,14 +114,14 @@ _JSON = typer.Option(False, "--json", help="print the alert as JSON")
 def ack_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
             as_json: bool = _JSON) -> None:
     """Acknowledge an alert: someone is on it."""
-    _act(oncall.acknowledge, alert_id, as_json, by=_who(by), note=note)
+    _act("acknowledge", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
 def resolve_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Resolve an alert (a move that comes back later opens a new alert linked to this one)."""
-    _act(oncall.resolve, alert_id, as_json, by=_who(by), note=note)
+    _act("resolve", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
@@ -126,21 +131,29 @@ def reclassify_cmd(
     by: Optional[str] = _BY, note: Optional[str] = _NOTE, as_json: bool = _JSON,
 ) -> None:
     """Set the cause by hand; later detect runs keep it, and the Slack message is edited."""
-    _act(oncall.reclassify, alert_id, as_json, cause=cause, by=_who(by), note=note)
+    check_choice("--cause", cause, CAUSES)
+    _act("reclassify", alert_id, as_json, cause=cause, by=_who(by), note=note)
 
 
 @handles_errors
 def dismiss_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Dismiss an alert as not worth acting on (kept, hidden from the open queue)."""
-    _act(oncall.dismiss, alert_id, as_json, by=_who(by), note=note)
+    _act("dismiss", alert_id, as_json, by=_who(by), note=note)
+
+
+@handles_errors
+def reopen_cmd(alert_id: int = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
+               as_json: bool = _JSON) -> None:
+    """Reopen a resolved, dismissed or acknowledged alert (recorded in its audit trail)."""
+    _act("reopen", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
 def note_cmd(alert_id: int = _ID, text: str = typer.Argument(..., help="the note"),
              by: Optional[str] = _BY, as_json: bool = _JSON) -> None:
     """Add a note to an alert's audit trail."""
-    _act(oncall.add_note, alert_id, as_json, by=_who(by), note=text)
+    _act("add_note", alert_id, as_json, by=_who(by), note=text)
 
 
 ONCALL_COMMANDS = {
@@ -148,5 +161,29 @@ ONCALL_COMMANDS = {
     "resolve": resolve_cmd,
     "reclassify": reclassify_cmd,
     "dismiss": dismiss_cmd,
+    "reopen": reopen_cmd,
     "note": note_cmd,
 }
+ONCALL_HELP = {
+    "ack": "Acknowledge an alert.",
+    "resolve": "Resolve an alert.",
+    "reclassify": "Set an alert's cause by hand.",
+    "dismiss": "Dismiss an alert as a false alarm.",
+    "reopen": "Reopen a resolved or dismissed alert.",
+    "note": "Add a note to an alert's audit trail.",
+}
+
+
+@handles_errors
+def hashpw_cmd(
+    name: Optional[str] = typer.Argument(None, help="user name: prints {\"NAME\": \"<hash>\"} for web.users"),
+) -> None:
+    """Print the bcrypt hash of a password for web sign-in (BENCHWATCH_WEB_USERS).
+
+    The password is asked twice without echo, or read as one line from a pipe.
+    """
+    import sys
+
+    from service.web.hashpw import hash_line, read_password
+
+    typer.echo(hash_line(name, read_password(sys.stdin)))
