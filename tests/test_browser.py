@@ -239,3 +239,17 @@ def test_no_page_scrolls_sideways_on_a_phone(site, browser, signed_in):
             too_wide[name] = (width, _wider_than_the_page(pg))
     ctx.close()
     assert too_wide == {}
+
+
+def test_series_form_changing_platform_drops_the_old_kernel(site, page):
+    """The kernel picked for b200 is not carried to the next platform (it may not exist there,
+    which is a 404 now): the form asks for the new platform alone and shows its first kernel."""
+    base, _ = site
+    page.goto(f"{base}/series?platform=b200&kernel=sum")
+    chart_points(page, "#series-chart")
+    with page.expect_navigation():
+        page.select_option("select[name=platform]", "mi350x")
+    assert "platform=mi350x" in page.url and "kernel=" not in page.url
+    chart_points(page, "#series-chart")
+    assert page.locator("select[name=platform]").input_value() == "mi350x"
+    assert page.problems == []
