@@ -105,6 +105,21 @@ def test_migration_head_read_from_files_is_alembics(tmp_path):
     assert stored_revision(engine) == migration_head()
 
 
+@pytest.mark.parametrize("files, head", [
+    ({"a.py": "revision = 'a'\ndown_revision = None\n", "b.py": 'revision: str = "b"\ndown_revision: str | None = "a"\n'}, "b"),
+    ({"a.py": "revision = 'a'\ndown_revision = None\n", "b.py": "revision = 'b'\ndown_revision = None\n"}, None),
+    ({"a.py": "revision = 'a'\ndown_revision = None\n", "m.py": "revision = 'm'\ndown_revision = ('a', 'x')\n"}, None),
+    ({"a.py": "revision = 'a'\ndown_revision = 'gone'\n"}, None),
+])
+def test_migration_head_is_none_unless_one_plain_chain(tmp_path, monkeypatch, files, head):
+    """Anything but one chain (two heads, a merge, a missing parent) leaves the decision to Alembic."""
+    (tmp_path / "migrations" / "versions").mkdir(parents=True)
+    for name, text in files.items():
+        (tmp_path / "migrations" / "versions" / name).write_text(text)
+    monkeypatch.setattr("service.store.db.project_root", lambda: tmp_path)
+    assert migration_head() == head
+
+
 # --- hashpw and reopen as commands -------------------------------------------------------------
 
 
