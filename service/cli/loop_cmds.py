@@ -1,12 +1,7 @@
 """`benchwatch run-once`, `serve`, `hashpw`, and the on-call commands `ack`, `resolve`, `dismiss`,
 `reopen`, `reclassify`, `note`.
 
-Registered in service/cli/main.py with::
-
-    app.command("run-once")(loop_cmds.run_once_cmd)
-    app.command("serve")(loop_cmds.serve_cmd)
-    for _name, _fn in loop_cmds.ONCALL_COMMANDS.items(): app.command(_name)(_fn)
-
+Registered in service/cli/main.py (ONCALL_COMMANDS with their ONCALL_HELP summaries).
 The scheduler, Slack, the web app and the store are imported inside the commands (start-up).
 """
 
