@@ -12,6 +12,7 @@ import sys
 import time
 
 BENCHMARKS: tuple[tuple[str, ...], ...] = (
+    ("benchmarks.cli_startup",),
     ("benchmarks.ingest_speed",),
     ("benchmarks.detect_quality",),
     ("benchmarks.world_quality",),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI imports this module before any command; pydantic waits for one
+    from pydantic import ValidationError
 
 
 class BenchwatchError(Exception):

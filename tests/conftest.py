@@ -1,14 +1,18 @@
-"""Shared fixtures: a fresh store on SQLite and on PostgreSQL, and a CLI runner.
+"""Shared fixtures: a fresh store on SQLite and on PostgreSQL, and a CLI runner; and the run's
+last line, which says what was skipped and why.
 
-PostgreSQL tests use ``BENCHWATCH_TEST_POSTGRES_URL`` (``.ci/run`` sets it); each test gets a
-database of its own. Without the variable they skip with the reason shown, except under CI,
-where a missing PostgreSQL is an error.
+PostgreSQL tests use ``BENCHWATCH_TEST_POSTGRES_URL``, or else a local server at
+``LOCAL_PG_URL`` when one answers (so `make test` on a machine with PostgreSQL running tests
+it); each test gets a database of its own. Without either they skip with the reason shown.
+Under ``CI=true`` nothing may be skipped: any skip fails the run (``.ci/run`` starts
+PostgreSQL and installs Chromium first).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,57 @@ from sqlalchemy.engine import make_url
 
 from service.store.db import Store
 
-PG_URL = os.environ.get("BENCHWATCH_TEST_POSTGRES_URL", "")
+LOCAL_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+CI = os.environ.get("CI") == "true"
+
+
+def _local_postgres() -> str:
+    """LOCAL_PG_URL when a server answers there within a second, else ""."""
+    import psycopg
+
+    try:
+        psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=1).close()
+    except psycopg.Error:
+        return ""
+    return LOCAL_PG_URL
+
+
+PG_URL = os.environ.get("BENCHWATCH_TEST_POSTGRES_URL", "") or _local_postgres()
+PG_SKIP = ("PostgreSQL store tests need BENCHWATCH_TEST_POSTGRES_URL or a server answering at "
+           "127.0.0.1:5432 (user postgres, database test)")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def skip_summary(reports) -> str:
+    """One line: how many tests were skipped, grouped by reason, most common first."""
+    reasons = Counter(_skip_reason(r) for r in reports)
+    if not reasons:
+        return "skipped: none"
+    parts = "; ".join(f"{n} because {reason}" for reason, n in reasons.most_common())
+    return f"skipped {sum(reasons.values())}: {parts}"
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Under CI a skipped test is a missing prerequisite: the run fails."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if CI and reporter is not None and reporter.stats.get("skipped") and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config) -> None:
+    """The very last line of the run (after pytest's counts): what was skipped and why."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or hasattr(config, "workerinput"):  # xdist workers report to the controller
+        return
+    line = skip_summary(reporter.stats.get("skipped", []))
+    if CI and reporter.stats.get("skipped"):
+        line += " (CI=true: a skip fails the run)"
+    reporter.write_line(line, yellow=bool(reporter.stats.get("skipped")), bold=True)
 
 
 def _pg_admin_url() -> str:
@@ -30,9 +84,9 @@ def _pg_admin_url() -> str:
 def pg_url():
     """URL of a brand-new PostgreSQL database, dropped afterwards."""
     if not PG_URL:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but BENCHWATCH_TEST_POSTGRES_URL is not set")
-        pytest.skip("PostgreSQL store tests need BENCHWATCH_TEST_POSTGRES_URL (set by .ci/run)")
+        if CI:
+            pytest.fail(f"CI=true but no PostgreSQL: {PG_SKIP}")
+        pytest.skip(PG_SKIP)
     admin = create_engine(_pg_admin_url(), isolation_level="AUTOCOMMIT")
     name = f"bw_test_{uuid.uuid4().hex[:12]}"
     with admin.connect() as conn:

@@ -4,7 +4,8 @@ A newcomer sees benchwatch work without the internet: a seeded world's nightlies
 from a local HTTP server (the real fetch path), replayed night by night through the same
 `run_once` pass the scheduler runs (ingest -> detect -> classify -> notify), with Slack
 played by a local stand-in that speaks its Web API; then the web queue is served on
-http://127.0.0.1:8080 until Ctrl-C.
+http://127.0.0.1:8080 until Ctrl-C, where anyone signs in with a name and the team token
+``demo`` (DEMO_TOKEN) to try the on-call actions.
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ from tests.slack_standin import TOKEN, SlackStandIn
 from tests.worlds import WorldSpec, generate_world
 
 ROOT = Path(__file__).resolve().parent.parent
+DEMO_TOKEN = "demo"  # web sign-in for the served demo: any name + this team token
+
+
+def message_text(blocks: list[dict], fallback: str) -> str:
+    """A Slack message as a reader sees it: every block's text, in order (header, sections and
+    their fields, context lines), never cut; the plain-text fallback when there are no blocks."""
+    lines: list[str] = []
+    for block in blocks or []:
+        parts = [block.get("text")] + list(block.get("fields") or []) + list(block.get("elements") or [])
+        lines += [p["text"] for p in parts if isinstance(p, dict) and p.get("text")]
+    return "\n".join(lines) if lines else fallback
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         with store.session() as s:
             print(json.dumps(store_status(s), indent=1))
         print(f"\nSlack stand-in received {len(slack.messages)} messages:")
-        for m in slack.messages:
-            edits = f" (edited {len(m.edits)}x)" if m.edits else ""
-            print(f"  - {m.text.splitlines()[0][:150]}{edits}")
+        for i, m in enumerate(slack.messages, 1):
+            edits = f", edited {len(m.edits)}x" if m.edits else ""
+            print(f"\n  --- message {i} (ts {m.ts}{edits}) ---")
+            for line in message_text(m.blocks, m.text).splitlines():
+                print(f"  {line}")
     store.dispose()
     print(f"\nplanted events ({len(world.labels)}); only those in the replayed nights are posted one by one:")
     for lab in world.labels:
@@ -75,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  night {ev.night:3d} {ev.source:9s} {ev.platform_short:9s} {ev.cause:13s} "
               f"{ev.kind:14s} {', '.join(ev.kernels[:4])}")
     if not args.no_serve:
-        print("\nserving the queue on http://127.0.0.1:8080 (Ctrl-C to stop)", flush=True)
+        print("\nserving the queue on http://127.0.0.1:8080 (Ctrl-C to stop); to act on alerts, "
+              f"sign in with any name and the team token {DEMO_TOKEN!r}", flush=True)
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_SLACK_")},
                "BENCHWATCH_DATABASE_URL": db_url, "BENCHWATCH_HELION_REPO": str(world.repo),
-               "BENCHWATCH_HELION_REMOTE": ""}
+               "BENCHWATCH_HELION_REMOTE": "", "BENCHWATCH_WEB_TEAM_TOKEN": DEMO_TOKEN}
         try:
             subprocess.run([str(Path(sys.executable).parent / "benchwatch"), "serve", "--no-scheduler"], env=env)
         except KeyboardInterrupt:

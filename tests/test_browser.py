@@ -189,3 +189,67 @@ def test_screenshots_of_queue_and_alert(site, page, tmp_path):
     for name in ("queue.png", "alert.png"):
         data = (out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _wider_than_the_page(pg) -> list[str]:
+    """Elements reaching past the viewport (what to fix when the width check fails)."""
+    return pg.evaluate("""() => {
+      const w = document.documentElement.clientWidth, out = [];
+      for (const el of document.querySelectorAll('body *')) {
+        const r = el.getBoundingClientRect();
+        if (r.right > w + 1 && !el.closest('.scroll-x')) out.push(el.tagName.toLowerCase() + '.' + el.className + ' ' + Math.round(r.right));
+      }
+      return out.slice(0, 8);
+    }""")
+
+
+@pytest.mark.parametrize("signed_in", [False, True])
+def test_no_page_scrolls_sideways_on_a_phone(site, browser, signed_in):
+    """At 390 px every page fits the screen: wide tables scroll inside their own box and the
+    charts take the screen's width (signed in, the alert page also shows the action forms)."""
+    base, world = site
+    ctx = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
+    pg = ctx.new_page()
+    if signed_in:
+        pg.goto(base + "/login")
+        pg.fill("input[name=name]", "alice")
+        pg.fill("input[name=password]", PASSWORD)
+        pg.click("form.login button[type=submit]")
+        pg.wait_for_url(base + "/")
+    pages = {
+        "queue": ("/?status=all", None),
+        "group": (f"/groups/{world.groups['hardware']}", None),
+        "alert": (f"/alerts/{world.alerts['gemm']}", "#main-chart"),
+        "alert with hostile names": (f"/alerts/{world.alerts['xss']}", "#main-chart"),
+        "series": ("/series?platform=mi350x&kernel=softmax", "#series-chart"),
+        "status": ("/status", None),
+        "sign-in": ("/login", None),
+    }
+    too_wide = {}
+    for name, (path, chart) in pages.items():
+        pg.goto(base + path)
+        if chart:
+            chart_points(pg, chart)
+            assert pg.evaluate(f"document.querySelector('{chart} .main-svg').getBoundingClientRect().width") <= 390
+        width = pg.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[name] = (width, _wider_than_the_page(pg))
+    ctx.close()
+    assert too_wide == {}
+
+
+def test_series_form_changing_platform_drops_the_old_kernel(site, page):
+    """The kernel picked for b200 is not carried to the next platform (it may not exist there,
+    which is a 404 now): the form asks for the new platform alone and shows its first kernel."""
+    base, _ = site
+    page.goto(f"{base}/series?platform=b200&kernel=sum")
+    chart_points(page, "#series-chart")
+    with page.expect_navigation():
+        page.select_option("select[name=platform]", "mi350x")
+    assert "platform=mi350x" in page.url and "kernel=" not in page.url
+    chart_points(page, "#series-chart")
+    assert page.locator("select[name=platform]").input_value() == "mi350x"
+    assert page.problems == []

@@ -14,3 +14,20 @@ def test_demo_replays_a_world_through_the_loop(tmp_path, capsys):
     assert status["trend_runs_dashboard"] == 45 and status["alerts"] >= 1
     assert "Slack stand-in received" in out and "planted events" in out
     assert (tmp_path / "d" / "benchwatch.db").exists() and (tmp_path / "d" / "helion" / ".git").exists()
+    first = out[out.index("--- message 1 "):]
+    first = first[:first.index("\n\n")] if "\n\n" in first else first
+    # every line of the message, down to the link and the status line (it used to print the
+    # first line, cut at 150 characters)
+    assert "*Platform:*" in first and "*First bad nightly:*" in first and "*Kernels (" in first
+    assert "/groups/" in first and "revision" in first
+
+
+def test_message_text_keeps_every_block_whole():
+    long = "x" * 400
+    blocks = [{"type": "header", "text": {"type": "plain_text", "text": "Real regression on b200"}},
+              {"type": "section", "text": {"type": "mrkdwn", "text": long},
+               "fields": [{"type": "mrkdwn", "text": "*first bad* 2026-03-01"}]},
+              {"type": "context", "elements": [{"type": "mrkdwn", "text": "<http://h/groups/3|group 3>"}]}]
+    assert demo.message_text(blocks, "fallback") == (
+        f"Real regression on b200\n{long}\n*first bad* 2026-03-01\n<http://h/groups/3|group 3>")
+    assert demo.message_text([], "fallback only") == "fallback only"

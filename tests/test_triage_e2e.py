@@ -158,9 +158,9 @@ def test_investigate_text_reads_like_a_triage_note(loaded, world):
 @pytest.mark.parametrize("args, needle", [
     (("--platform", "b200", "--date", "yesterday"), "--date must be YYYY-MM-DD"),
     (("--platform", "a100", "--date", "2026-02-01"), "no dashboard series for platform 'a100'"),
-    (("--platform", "b200", "--kernel", "nope", "--date", "2026-02-01"), "kernel 'nope'"),
+    (("--platform", "b200", "--kernel", "nope", "--date", "2026-02-01"), "--kernel must be one of "),
     (("--platform", "b200", "--date", "2026-02-01", "--source", "elsewhere"), "--source must be"),
-    (("--platform", "b200", "--date", "2026-02-01", "--metric", "total"), "count or flag"),
+    (("--platform", "b200", "--date", "2026-02-01", "--source", "pretuned", "--metric", "total"), "count or flag"),
 ])
 def test_investigate_bad_input_one_line(loaded, args, needle):
     before = loaded("status", "--format", "json").stdout

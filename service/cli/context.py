@@ -1,4 +1,8 @@
-"""What every command needs: settings from `--config`, an upgraded store, one-line errors."""
+"""What every command needs: settings from `--config`, an upgraded store, one-line errors.
+
+Settings (pydantic) and the store (SQLAlchemy, Alembic) are imported when a command first asks
+for them, not when the CLI starts: `benchwatch --help` and a mistyped option stay instant.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,16 @@ import functools
 import logging
 import sys
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
-from service.config import Settings, load_settings
 from service.errors import BenchwatchError
-from service.store.db import Store
+
+if TYPE_CHECKING:
+    from service.config import Settings
+    from service.store.db import Store
 
 F = TypeVar("F", bound=Callable)
 
@@ -25,12 +32,18 @@ class CliState:
 
     def settings(self) -> Settings:
         if self._settings is None:
+            from service.config import load_settings
+
             self._settings = load_settings(self.config_file)
         return self._settings
 
-    def store(self) -> Store:
+    def store(self, *, create: bool = False) -> Store:
+        """The configured store, upgraded. Only ``create`` (`db upgrade`) may make a SQLite
+        file's folder: a mistyped path elsewhere is an error, not a new empty store."""
         if self._store is None:
-            self._store = Store(self.settings().database.url)
+            from service.store.db import Store
+
+            self._store = Store(self.settings().database.url, create=create)
         return self._store
 
 
@@ -40,6 +53,26 @@ STATE = CliState()
 def fail(message: str, code: int = 2) -> None:
     typer.echo(f"benchwatch: error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def check_choice(option: str, value: str | None, allowed: Iterable[str], what: str = "") -> None:
+    """An unknown value names the valid ones (or says none are stored yet)."""
+    allowed = list(allowed)
+    if value is None or value in allowed:
+        return
+    if not allowed:
+        raise BenchwatchError(f"{option} {value!r}: nothing stored yet{what}")
+    raise BenchwatchError(f"{option} must be one of {', '.join(allowed)}{what}, not {value!r}")
+
+
+class CommandsGroup(TyperGroup):
+    """An unknown command names the valid ones (click only suggests close matches)."""
+
+    def resolve_command(self, ctx, args: list[str]):  # noqa: ANN001 - typer's vendored click Context
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            fail(f"unknown command {name!r} (valid: {', '.join(self.list_commands(ctx))})")
+        return super().resolve_command(ctx, args)
 
 
 def handles_errors(fn: F) -> F:

@@ -1,4 +1,8 @@
-"""`benchwatch detect`, `investigate` and `alerts`: the triage a person used to do by hand."""
+"""`benchwatch detect`, `investigate` and `alerts`: the triage a person used to do by hand.
+
+Detection (numpy, ruptures), the store (SQLAlchemy) and rich tables are imported inside the
+commands, so `benchwatch alerts` does not pay for the change-point stack.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +11,15 @@ from enum import Enum
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from service.cli.context import STATE, handles_errors
+from service.cli.context import STATE, check_choice, handles_errors
 from service.cli.ingest_cmds import OutputFormat
 from service.records import CAUSE_WORDS, CAUSES, SeriesKey
-from service.schedule.detect_pass import detect_pass, resolve_repo
-from service.schedule.investigate import Question, investigate, parse_day
 from service.errors import BenchwatchError
-from service.store.alert_reads import STATUSES, check_choice, list_alerts
-from service.store.health_reads import list_health
-from service.store.series_reads import load_one
+
+SOURCES = ("dashboard", "pretuned")
+STATUSES = ("open", "acknowledged", "resolved", "dismissed", "all")
+KINDS = ("move", "health")
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -33,6 +34,8 @@ def detect(
     repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
 ) -> None:
     """Detect + classify every series with new nightly data; store moves, groups and evidence."""
+    from service.schedule.detect_pass import detect_pass, resolve_repo
+
     settings = STATE.settings()
     summary = detect_pass(STATE.store(), settings, resolve_repo(settings, repo))
     typer.echo(summary.line())
@@ -57,8 +60,8 @@ def _describe(obj: dict, series_line: str) -> str:
     else:
         lg = obj["last_good"]
         lines.append(
-            f"  verdict: {CAUSE_WORDS[obj['cause']]} ({obj['direction']}, {obj['change_pct']:+.1f}%, "
-            f"confidence {obj['confidence']:.2f})"
+            f"  verdict: {CAUSE_WORDS[obj['cause']]}{' (' + obj['kind'] + ')' if obj.get('kind') else ''} "
+            f"({obj['direction']}, {obj['change_pct']:+.1f}%, confidence {obj['confidence']:.2f})"
         )
         lines.append(
             f"  step: {obj['before']:.4g} -> {obj['after']:.4g}; last good {lg['sha']} {lg['date'][:10]}, "
@@ -79,6 +82,20 @@ def _describe(obj: dict, series_line: str) -> str:
     return "\n".join(lines)
 
 
+def _check_series(session, source: str, platform: str, kernel: str | None, metric: str | None) -> None:
+    """Name the stored kernels or metrics when the ones asked for do not exist (investigate
+    itself names the valid sources and platforms)."""
+    from service.store import choices
+
+    if source not in SOURCES or platform not in choices.platforms(session, source):
+        return
+    where = f" on {platform} ({source})"
+    if kernel is not None:
+        check_choice("--kernel", kernel, choices.kernels(session, source, platform), where)
+    if metric is not None:
+        check_choice("--metric", metric, choices.metrics(session, source, platform, kernel), where)
+
+
 @handles_errors
 def investigate_cmd(
     platform: str = typer.Option(..., "--platform", help="platform_short, e.g. b200"),
@@ -91,9 +108,15 @@ def investigate_cmd(
     format: TextOrJson = typer.Option(TextOrJson.text, "--format"),
 ) -> None:
     """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
+    from service.schedule.detect_pass import resolve_repo
+    from service.schedule.investigate import Question, investigate, parse_day
+    from service.store.series_reads import load_one
+
     settings = STATE.settings()
     q = Question(source, platform, kernel, metric, parse_day(date), window_days)
     store = STATE.store()
+    with store.session() as session:
+        _check_series(session, source, platform, kernel, metric)
     found = investigate(store, settings, q, resolve_repo(settings, repo))
     if format is TextOrJson.json:
         typer.echo(json.dumps(found[0] if kernel else found, indent=1))
@@ -113,30 +136,42 @@ def investigate_cmd(
 
 @handles_errors
 def alerts_cmd(
-    status: str = typer.Option("open", "--status", help="open, acknowledged, resolved or all"),
-    platform: Optional[str] = typer.Option(None, "--platform"),
+    status: str = typer.Option("open", "--status", help=", ".join(STATUSES)),
+    platform: Optional[str] = typer.Option(None, "--platform", help="platform_short, e.g. b200"),
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
-    source: Optional[str] = typer.Option(None, "--source"),
+    source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
     kind: str = typer.Option("move", "--kind", help="move (flagged moves) or health (no nightly, outages, failing kernels, accuracy)"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
-    """The on-call queue: flagged moves with their cause, evidence and status (or health alerts)."""
-    check_choice("kind", kind, ("move", "health"))
+    """The on-call queue: flagged moves with their cause, kind, evidence and status (or health alerts)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from service.store import choices
+    from service.store.alert_reads import list_alerts
+
+    check_choice("--kind", kind, KINDS)
+    check_choice("--status", status, STATUSES)
+    check_choice("--source", source, SOURCES)
     if kind == "health":
         _health_alerts(status, platform, cause, source, format)
         return
+    check_choice("--cause", cause, CAUSES)
     with STATE.store().session() as session:
+        check_choice("--platform", platform, choices.platforms(session, source))
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
         return
     table = Table(title=f"alerts ({status})")
-    for col in ("id", "group", "cause", "state", "status", "platform", "kernel", "metric", "change", "first bad", "culprit"):
+    for col in ("id", "group", "cause", "kind", "state", "status", "platform", "kernel", "metric", "change",
+                "first bad", "culprit"):
         table.add_column(col)
     for a in rows:
         c = a["culprit"] or a["change_commit"]
         table.add_row(
-            str(a["id"]), str(a["group_id"] or "-"), a["cause"], a["state"], a["status"], a["platform_short"],
+            str(a["id"]), str(a["group_id"] or "-"), a["cause"], a.get("kind") or "-", a["state"], a["status"],
+            a["platform_short"],
             a["kernel"], a["metric"], f"{a['change_pct']:+.1f}%",
             f"{a['first_bad']['sha']} {a['first_bad']['date'][:10]}",
             f"{c['sha']} {c['subject'][:40]}" if c else "-",
@@ -146,10 +181,13 @@ def alerts_cmd(
 
 def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,
                    format: OutputFormat) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from service.store.health_reads import list_health
+
     if cause is not None:
         raise BenchwatchError("--cause does not apply to --kind health (health alerts have no cause)")
-    check_choice("status", None if status == "all" else status, STATUSES)
-    check_choice("source", source, ("dashboard", "pretuned"))
     with STATE.store().session() as session:
         rows = list_health(session, status=None if status == "all" else status, platform=platform, source=source)
     if format is OutputFormat.json:

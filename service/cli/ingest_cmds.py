@@ -1,4 +1,8 @@
-"""`benchwatch db upgrade`, `ingest` and `status`."""
+"""`benchwatch db upgrade`, `ingest` and `status`.
+
+Heavy modules (httpx, SQLAlchemy, rich tables) are imported inside the commands: the CLI's
+start-up pays only for typer (see tests/test_cli_startup.py).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,11 @@ from enum import Enum
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from service.cli.context import STATE, handles_errors
-from service.schedule.ingest_pass import ingest_source
-from service.store.db import current_revision
-from service.store.status import store_status
+from service.cli.context import STATE, CommandsGroup, handles_errors
 
-db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+db_app = typer.Typer(cls=CommandsGroup, help="Database schema commands.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 class OutputFormat(str, Enum):
@@ -26,8 +26,11 @@ class OutputFormat(str, Enum):
 @db_app.command("upgrade")
 @handles_errors
 def db_upgrade() -> None:
-    """Apply every pending Alembic migration (every command also does this on start)."""
-    store = STATE.store()
+    """Create the store if needed and apply every pending Alembic migration (every other
+    command also upgrades on start, but only this one creates a SQLite file's folder)."""
+    from service.store.db import current_revision
+
+    store = STATE.store(create=True)
     typer.echo(f"schema at revision {current_revision(store.engine)}")
 
 
@@ -37,6 +40,8 @@ def ingest(
     pretuned: Optional[str] = typer.Option(None, "--pretuned", help="URL or file of pretuned-dashboard-data.json"),
 ) -> None:
     """Fetch both documents (or the ones named) and store the runs not seen yet."""
+    from service.schedule.ingest_pass import ingest_source
+
     settings = STATE.settings()
     if dashboard is None and pretuned is None:
         dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
@@ -51,6 +56,11 @@ def status(
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Counts of what is stored and when each source was last ingested."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from service.store.status import store_status
+
     store = STATE.store()
     with store.session() as session:
         counts = store_status(session)

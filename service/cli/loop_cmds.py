@@ -1,10 +1,8 @@
-"""`benchwatch run-once`, `serve`, and the on-call commands `ack`, `resolve`, `reclassify`, `dismiss`, `note`.
+"""`benchwatch run-once`, `serve`, `hashpw`, and the on-call commands `ack`, `resolve`, `dismiss`,
+`reopen`, `reclassify`, `note`.
 
-Registered in service/cli/main.py with::
-
-    app.command("run-once")(loop_cmds.run_once_cmd)
-    app.command("serve")(loop_cmds.serve_cmd)
-    for _name, _fn in loop_cmds.ONCALL_COMMANDS.items(): app.command(_name)(_fn)
+Registered in service/cli/main.py (ONCALL_COMMANDS with their ONCALL_HELP summaries).
+The scheduler, Slack, the web app and the store are imported inside the commands (start-up).
 """
 
 from __future__ import annotations
@@ -15,11 +13,9 @@ from typing import Optional
 
 import typer
 
-from service.cli.context import STATE, handles_errors
+from service.cli.context import STATE, check_choice, handles_errors
 from service.errors import BenchwatchError
 from service.records import CAUSES
-from service.schedule.lock import LockBusy
-from service.store import health_oncall, oncall
 
 
 def _who(by: str | None) -> str:
@@ -43,6 +39,7 @@ def run_once_cmd(
     Exit 0 when done (or when another copy is already running: it says so and does nothing),
     1 when ingest or detect failed (Slack failures only delay messages: they stay queued).
     """
+    from service.schedule.lock import LockBusy
     from service.schedule.run_once import run_once
 
     settings = STATE.settings()
@@ -94,7 +91,7 @@ def _show(data: dict, as_json: bool) -> None:
 
 def parse_id(text: str) -> tuple[str, int]:
     """``12`` is a move's alert, ``H12`` a health alert (see `benchwatch alerts --kind health`)."""
-    raw = text.strip()
+    raw = str(text).strip()
     kind = "health" if raw[:1] in ("H", "h") else "move"
     digits = raw[1:] if kind == "health" else raw
     if not digits.isdigit() or int(digits) < 1 or len(digits) > 12:
@@ -102,23 +99,27 @@ def parse_id(text: str) -> tuple[str, int]:
     return kind, int(digits)
 
 
-_HEALTH = {
-    oncall.acknowledge: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.ACKNOWLEDGED, **kw),
-    oncall.resolve: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.RESOLVED, **kw),
-    oncall.dismiss: lambda s, i, **kw: health_oncall.set_status(s, i, oncall.DISMISSED, **kw),
-    oncall.add_note: health_oncall.add_note,
-}
+# on-call actions a health alert takes (it has no cause to reclassify)
+_HEALTH_STATUS = {"acknowledge": "ACKNOWLEDGED", "resolve": "RESOLVED", "dismiss": "DISMISSED",
+                  "reopen": "OPEN"}
 
 
-def _act(fn, alert_ref: str, as_json: bool, **kw) -> None:
+def _act(action: str, alert_ref: str, as_json: bool, **kw) -> None:
+    """Run one on-call action of service.store.oncall (the web's buttons call the same ones), or
+    of service.store.health_oncall for an H<id>."""
+    from service.store import health_oncall, oncall
+
     kind, alert_id = parse_id(alert_ref)
-    if kind == "health":
-        if fn not in _HEALTH:
-            raise BenchwatchError("a health alert has no cause to reclassify")
-        fn = _HEALTH[fn]
     store = STATE.store()
     with store.session() as session:
-        data = fn(session, alert_id, **kw)
+        if kind == "move":
+            data = getattr(oncall, action)(session, alert_id, **kw)
+        elif action == "add_note":
+            data = health_oncall.add_note(session, alert_id, **kw)
+        elif action in _HEALTH_STATUS and hasattr(oncall, _HEALTH_STATUS[action]):
+            data = health_oncall.set_status(session, alert_id, getattr(oncall, _HEALTH_STATUS[action]), **kw)
+        else:
+            raise BenchwatchError("a health alert has no cause to reclassify")
     if kind == "health" and not as_json:
         last = data["history"][-1] if data["history"] else {}
         typer.echo(f"alert {data['id']}: {data['status']} ({data['kind']}, {data['state']})"
@@ -137,14 +138,14 @@ _JSON = typer.Option(False, "--json", help="print the alert as JSON")
 def ack_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
             as_json: bool = _JSON) -> None:
     """Acknowledge an alert: someone is on it."""
-    _act(oncall.acknowledge, alert_id, as_json, by=_who(by), note=note)
+    _act("acknowledge", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
 def resolve_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Resolve an alert (a move that comes back later opens a new alert linked to this one)."""
-    _act(oncall.resolve, alert_id, as_json, by=_who(by), note=note)
+    _act("resolve", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
@@ -154,21 +155,29 @@ def reclassify_cmd(
     by: Optional[str] = _BY, note: Optional[str] = _NOTE, as_json: bool = _JSON,
 ) -> None:
     """Set the cause by hand; later detect runs keep it, and the Slack message is edited."""
-    _act(oncall.reclassify, alert_id, as_json, cause=cause, by=_who(by), note=note)
+    check_choice("--cause", cause, CAUSES)
+    _act("reclassify", alert_id, as_json, cause=cause, by=_who(by), note=note)
 
 
 @handles_errors
 def dismiss_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
                 as_json: bool = _JSON) -> None:
     """Dismiss an alert as not worth acting on (kept, hidden from the open queue)."""
-    _act(oncall.dismiss, alert_id, as_json, by=_who(by), note=note)
+    _act("dismiss", alert_id, as_json, by=_who(by), note=note)
+
+
+@handles_errors
+def reopen_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str] = _NOTE,
+               as_json: bool = _JSON) -> None:
+    """Reopen a resolved, dismissed or acknowledged alert (recorded in its audit trail)."""
+    _act("reopen", alert_id, as_json, by=_who(by), note=note)
 
 
 @handles_errors
 def note_cmd(alert_id: str = _ID, text: str = typer.Argument(..., help="the note"),
              by: Optional[str] = _BY, as_json: bool = _JSON) -> None:
     """Add a note to an alert's audit trail."""
-    _act(oncall.add_note, alert_id, as_json, by=_who(by), note=text)
+    _act("add_note", alert_id, as_json, by=_who(by), note=text)
 
 
 ONCALL_COMMANDS = {
@@ -176,5 +185,29 @@ ONCALL_COMMANDS = {
     "resolve": resolve_cmd,
     "reclassify": reclassify_cmd,
     "dismiss": dismiss_cmd,
+    "reopen": reopen_cmd,
     "note": note_cmd,
 }
+ONCALL_HELP = {
+    "ack": "Acknowledge an alert.",
+    "resolve": "Resolve an alert.",
+    "reclassify": "Set an alert's cause by hand.",
+    "dismiss": "Dismiss an alert as a false alarm.",
+    "reopen": "Reopen a resolved or dismissed alert.",
+    "note": "Add a note to an alert's audit trail.",
+}
+
+
+@handles_errors
+def hashpw_cmd(
+    name: Optional[str] = typer.Argument(None, help="user name: prints {\"NAME\": \"<hash>\"} for web.users"),
+) -> None:
+    """Print the bcrypt hash of a password for web sign-in (BENCHWATCH_WEB_USERS).
+
+    The password is asked twice without echo, or read as one line from a pipe.
+    """
+    import sys
+
+    from service.web.hashpw import hash_line, read_password
+
+    typer.echo(hash_line(name, read_password(sys.stdin)))

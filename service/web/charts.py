@@ -2,10 +2,15 @@
 
 Only trend nightlies are drawn (manual and side-branch runs never alert). Queries are bounded
 by a date window so an alert page reads a few hundred points, not a platform's whole year.
+Each unit gets its own axis (speedups ×, latency ms, compile time s: never one axis for ms and
+s), failed nightlies are listed so the page marks them instead of leaving an unexplained gap,
+and an alert's chart carries the detector's before/after levels with their scatter band, so
+the step can be judged against the noise it beat.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,15 +27,30 @@ MAX_SMALL_CHARTS = 24
 MAIN_METRICS = {
     "dashboard": (
         "helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean",
-        "helion_latency_avg_ms",
+        "helion_latency_avg_ms", "compile_time_geomean_s",
     ),
     "pretuned": ("geomean", "best_speedup"),
 }
 
 
+UNITS = {"y": "speedup (×)", "y2": "latency (ms)", "y3": "compile time (s)"}
+BAND_SIGMAS = 2.0  # the band drawn around each level: ± this many of the detector's sigma
+
+
 def _axis(metric: str) -> str:
-    """Times (latency, compile time) get their own right-hand axis: a second timer."""
-    return "y2" if metric in LOWER_IS_BETTER else "y"
+    """One axis per unit: speedups (and counts) left, milliseconds and seconds on their own
+    right-hand axes (a latency in ms and a compile time in s must not share a scale)."""
+    if metric.endswith("_ms"):
+        return "y2"
+    if metric.endswith("_s") or metric in LOWER_IS_BETTER:
+        return "y3"
+    return "y"
+
+
+def _label(metric: str) -> str:
+    """An axis title with its unit, for a one-metric chart."""
+    unit = {"y2": "ms", "y3": "s"}.get(_axis(metric), "×" if "speedup" in metric or "geomean" in metric else "")
+    return f"{metric} ({unit})" if unit else metric
 
 
 def _runs(
@@ -50,32 +70,66 @@ def _runs(
 
 def _points(
     session: Session, series_ids: list[int], runs: dict[int, tuple[str, str]]
-) -> dict[int, list[tuple[str, float | None, str]]]:
-    """Values of several series at the given runs, in date order (primary-key lookups only)."""
+) -> dict[int, list[tuple[str, float | None, str, bool]]]:
+    """Values of several series at the given runs, in date order (primary-key lookups only):
+    (date, value, short sha, failed)."""
     if not series_ids or not runs:
         return {}
-    q = select(Point.series_id, Point.run_pk, Point.value).where(
+    q = select(Point.series_id, Point.run_pk, Point.value, Point.failed).where(
         Point.series_id.in_(series_ids), Point.run_pk.in_(list(runs))
     )
-    have: dict[int, dict[int, float | None]] = defaultdict(dict)
-    for sid, pk, value in session.connection().execute(q).all():  # Core rows, one fetch
-        have[sid][pk] = value
+    have: dict[int, dict[int, tuple[float | None, bool]]] = defaultdict(dict)
+    for sid, pk, value, failed in session.connection().execute(q).all():  # Core rows, one fetch
+        have[sid][pk] = (value, bool(failed))
     order = sorted(runs, key=lambda pk: runs[pk][0])  # ISO strings sort as dates
     return {
-        sid: [(runs[pk][0], vals[pk], runs[pk][1]) for pk in order if pk in vals]
+        sid: [(runs[pk][0], *vals[pk][:1], runs[pk][1], vals[pk][1]) for pk in order if pk in vals]
         for sid, vals in have.items()
     }
 
 
-def _trace(name: str, pts: list[tuple[str, float | None, str]], *, axis: str, main: bool) -> dict:
+def _trace(name: str, pts: list[tuple[str, float | None, str, bool]], *, axis: str, main: bool) -> dict:
     return {
         "name": name,
-        "x": [d for d, _, _ in pts],
-        "y": [v for _, v, _ in pts],
-        "sha": [s for _, _, s in pts],
+        "x": [p[0] for p in pts],
+        "y": [p[1] for p in pts],
+        "sha": [p[2] for p in pts],
+        "failed": [p[0] for p in pts if p[3]],
         "axis": axis,
         "main": main,
     }
+
+
+def _mark_copies(traces: list[dict]) -> None:
+    """A trace with exactly the main trace's values (the pretuned best speedup is often the
+    geomean itself) is flagged, so the page draws it dashed under the main line and says so in
+    the legend, instead of hiding the headline beneath it."""
+    main = next((t for t in traces if t["main"]), None)
+    if main is None:
+        return
+    for t in traces:
+        if t is not main and t["axis"] == main["axis"] and t["x"] == main["x"] and any(
+            v is not None for v in t["y"]
+        ) and all(
+            (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9))
+            for a, b in zip(t["y"], main["y"])
+        ):
+            t["same_as"] = main["name"]
+
+
+def _levels(rows: AlertRows, x: list[str], axis: str) -> list[dict]:
+    """The detector's level before and after the step, each with a ±BAND_SIGMAS scatter band
+    (sigma is the robust scatter of log values, so the band is multiplicative)."""
+    alert = rows.alert
+    if not x or alert.before is None or alert.after is None:
+        return []
+    spread = math.exp(BAND_SIGMAS * max(alert.noise_sigma or 0.0, 0.0))
+    lg, fb = iso(rows.last_good.date), iso(rows.first_bad.date)
+    return [
+        {"x0": x0, "x1": x1, "y": level, "lo": level / spread, "hi": level * spread, "axis": axis,
+         "label": f"{label} {level:.4g}"}
+        for label, level, x0, x1 in (("before", alert.before, x[0], lg), ("after", alert.after, fb, x[-1]))
+    ]
 
 
 def alert_charts(
@@ -107,18 +161,21 @@ def alert_charts(
     runs = _runs(session, track.source, lg_date - WINDOW, fb_date + WINDOW)
     pts = _points(session, list(ids.values()) + [sid for sid, _ in others], runs)
     order = wanted + sorted(m for m in ids if m not in wanted)
+    traces = [
+        _trace(m, pts.get(ids[m], []), axis=_axis(m), main=m == series.metric)
+        for m in order if m in ids
+    ]
+    _mark_copies(traces)
+    moved = next((t for t in traces if t["main"]), None)
     main = {
         "title": f"{track.kernel} on {track.platform_short}",
-        "traces": [
-            _trace(m, pts.get(ids[m], []), axis=_axis(m), main=m == series.metric)
-            for m in order if m in ids
-        ],
+        "traces": traces,
         "marks": [
             {"x": iso(lg_date), "label": "last good", "kind": "good"},
             {"x": iso(fb_date), "label": "first bad", "kind": "bad"},
         ],
-        "ylabel": "speedup (x)",
-        "y2label": "time (ms / s)",
+        "levels": _levels(rows, moved["x"], moved["axis"]) if moved else [],
+        "axes": {a: UNITS[a] for a in sorted({t["axis"] for t in traces})},
     }
     small = [
         {
@@ -179,7 +236,7 @@ def series_chart(session: Session, series_id: int) -> dict[str, Any]:
         "title": f"{track.kernel} on {track.platform_short}: {metric}",
         "traces": [_trace(metric, pts, axis="y", main=True)],
         "marks": uniq,
-        "ylabel": metric,
+        "axes": {"y": _label(metric)},
     }
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
+from service.store import choices
 from service.store.alert_reads import alert_json, group_json, load_alert
 from service.store.health_reads import health_group_view
 from service.store.status import SOURCES, store_status
@@ -183,6 +184,18 @@ def alert_action(
 # --- series explorer ----------------------------------------------------------------------
 
 
+def _chosen(what: str, value: str | None, valid: list[str], where: str) -> str | None:
+    """The value asked for, or the first stored one when none was asked for. An unknown value
+    is a 404 naming the valid ones: showing another platform's chart under the typed name
+    would answer a question nobody asked."""
+    if value is None:
+        return valid[0] if valid else None
+    if value not in valid:
+        known = ", ".join(valid) if valid else "none stored yet"
+        raise HTTPException(404, f"unknown {what} {value!r}{where}; valid: {known}")
+    return value
+
+
 @router.get("/series", response_class=HTMLResponse)
 def series_page(
     request: Request,
@@ -194,19 +207,12 @@ def series_page(
 ):
     source = _opt(source) or "dashboard"
     if source not in SOURCES:
-        raise BenchwatchError(f"source must be one of {', '.join(SOURCES)}")
+        raise HTTPException(404, f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
     platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)
-    platforms = session.scalars(
-        select(Track.platform_short).where(Track.source == source).distinct().order_by(Track.platform_short)
-    ).all()
-    if platform not in platforms:
-        platform = platforms[0] if platforms else None
-    kernels = session.scalars(
-        select(Track.kernel).where(Track.source == source, Track.platform_short == platform)
-        .order_by(Track.kernel)
-    ).all() if platform else []
-    if kernel not in kernels:
-        kernel = kernels[0] if kernels else None
+    platforms = choices.platforms(session, source)
+    platform = _chosen("platform", platform, platforms, f" for {source}")
+    kernels = choices.kernels(session, source, platform) if platform else []
+    kernel = _chosen("kernel", kernel, kernels, f" on {platform}")
     metrics, chart, shapes = [], None, None
     if kernel:
         track_id = session.scalar(
@@ -216,9 +222,10 @@ def series_page(
             select(Series.id, Series.metric).where(Series.track_id == track_id).order_by(Series.metric)
         ).all()
         metrics = [m for _, m in rows]
-        if metric not in metrics:
+        if metric is None:
             preferred = [m for m in HEADLINE if m in metrics]
             metric = preferred[0] if preferred else (metrics[0] if metrics else None)
+        metric = _chosen("metric", metric, metrics, f" for {kernel}")
         sid = dict((m, s) for s, m in rows).get(metric)
         chart = series_chart(session, sid) if sid is not None else None
         shapes = latest_shapes(session, track_id)
