@@ -47,6 +47,8 @@ class FetchSettings(_Section):
     retries: int = Field(3, ge=0, le=10)
     backoff_s: float = Field(1.0, ge=0)
     max_bytes: int = Field(200_000_000, gt=0)
+    # the whole fetch of one source, retries included: a server trickling bytes cannot hold the pass
+    deadline_s: float = Field(120.0, gt=0)
 
 
 class HelionSettings(_Section):

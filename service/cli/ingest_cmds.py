@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from service.cli.context import STATE, handles_errors
+from service.errors import BenchwatchError
 from service.schedule.ingest_pass import ingest_source
 from service.store.db import current_revision
 from service.store.status import store_status
@@ -36,14 +37,26 @@ def ingest(
     dashboard: Optional[str] = typer.Option(None, "--dashboard", help="URL or file of dashboard-data.json"),
     pretuned: Optional[str] = typer.Option(None, "--pretuned", help="URL or file of pretuned-dashboard-data.json"),
 ) -> None:
-    """Fetch both documents (or the ones named) and store the runs not seen yet."""
+    """Fetch both documents (or the ones named) and store the runs not seen yet.
+
+    Each source stands alone: a refused one does not stop the other. The exit code is the first
+    failure's (2 bad document, 1 network or store); that source's runs are left as they were.
+    """
     settings = STATE.settings()
     if dashboard is None and pretuned is None:
         dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
     store = STATE.store()
+    first: BenchwatchError | None = None
     for source, location in (("dashboard", dashboard), ("pretuned", pretuned)):
-        if location:
+        if not location:
+            continue
+        try:
             typer.echo(ingest_source(store, settings, source, location).line())
+        except BenchwatchError as exc:
+            typer.echo(f"benchwatch: error: {exc.message}", err=True)
+            first = first or exc
+    if first is not None:
+        raise typer.Exit(first.exit_code)
 
 
 @handles_errors
