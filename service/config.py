@@ -66,6 +66,8 @@ class SlackSettings(_Section):
     retries: int = Field(3, ge=0, le=10)  # per call, for 429 (Retry-After honoured) and 5xx
     backoff_s: float = Field(1.0, ge=0)  # base of the exponential back-off between 5xx retries
     history_pages: int = Field(5, ge=1, le=50)  # conversations.history pages searched on recovery
+    # a 429 asking to wait longer than this is not waited for: the rows stay queued for the next run
+    max_retry_after_s: float = Field(10.0, ge=0, le=300)
 
 
 class NotifySettings(_Section):
