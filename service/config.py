@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from service.errors import BenchwatchError, invalid
 
@@ -101,6 +101,11 @@ class WebSettings(_Section):
     # anonymous pages are reused until the data changes, which is checked this often; 0 turns
     # the page cache off (every page rendered: for debugging, and the worst-case load figure)
     page_cache_s: float = Field(2.0, ge=0, le=300)
+    # failed sign-ins allowed per user name and per client address within the window; more get
+    # HTTP 429 until the window moves on (the right password too: guessing must not pay off)
+    login_failures_per_name: int = Field(5, ge=1, le=1000)
+    login_failures_per_address: int = Field(20, ge=1, le=10000)
+    login_window_s: int = Field(900, ge=1, le=86400)
 
     @field_validator("users")
     @classmethod
@@ -188,3 +193,7 @@ def load_settings(config_file: str | Path | None = None) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise invalid("config", exc) from None
+    except SettingsError as exc:  # an env value that must be JSON and is not (BENCHWATCH_WEB_USERS)
+        cause = exc.__cause__
+        why = f": {' '.join(str(cause).split())[:120]}" if cause else ""
+        raise BenchwatchError(f"config: {' '.join(str(exc).split())}{why}") from None

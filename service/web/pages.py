@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
 from service.store.alert_reads import alert_json, group_json, load_alert
+from service.store.oncall import MAX_NOTE
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
@@ -145,14 +146,26 @@ async def alert_page(request: Request, alert_id: DbId):
     return await cached(request, alert_key(alert_id), build)
 
 
+# Form fields are capped at what they can legitimately hold: nothing larger is parsed into a
+# message, and nothing from a form is ever copied raw into the session cookie.
+CSRF_MAX, NAME_MAX, SECRET_MAX, NEXT_MAX, CAUSE_MAX = 128, 64, 1024, 2048, 32
+FLASH_MAX = 200
+
+
+def _flash(request: Request, kind: str, text: str) -> None:
+    """A one-shot message in the (cookie) session: short, whatever an error quoted."""
+    text = " ".join(text.split())
+    request.session["flash"] = {"kind": kind, "text": text if len(text) <= FLASH_MAX else text[: FLASH_MAX - 1] + "…"}
+
+
 @router.post("/alerts/{alert_id}/{action}")
 def alert_action(
     request: Request,
     alert_id: DbId,
     action: str,
-    csrf_token: str = Form(""),
-    note: str = Form(""),
-    cause: str = Form(""),
+    csrf_token: str = Form("", max_length=CSRF_MAX),
+    note: str = Form("", max_length=MAX_NOTE + 100),
+    cause: str = Form("", max_length=CAUSE_MAX),
 ):
     if not auth.csrf_ok(request, csrf_token):
         raise HTTPException(403, "the form expired or came from another site; reload and retry")
@@ -160,7 +173,7 @@ def alert_action(
     if user is None:
         raise HTTPException(401, "sign in to act on alerts")
     if action not in ACTIONS:
-        raise HTTPException(404, f"unknown action {action!r}")
+        raise HTTPException(404, "unknown action")
     state = request.app.state
     try:
         with state.store.session() as session:  # committed here, before the redirect
@@ -168,10 +181,10 @@ def alert_action(
                 raise HTTPException(404, f"no alert with id {alert_id}")
             perform(session, action, alert_id, user, note, cause or None)
     except BenchwatchError as exc:  # validated before anything is written
-        request.session["flash"] = {"kind": "error", "text": exc.message}
+        _flash(request, "error", exc.message)
     else:
         log.info("alert %s: %s by %s", alert_id, action, user)
-        request.session["flash"] = {"kind": "ok", "text": f"{ACTIONS[action].lower()}: recorded"}
+        _flash(request, "ok", f"{ACTIONS[action].lower()}: recorded")
     state.page_cache.invalidate()
     return RedirectResponse(f"/alerts/{alert_id}#audit", status_code=303)
 
@@ -270,19 +283,33 @@ def login_form(request: Request, next: str = "/"):
     return render(request, "login.html", next=_safe_next(next), error=None, needs_csrf=True)
 
 
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
 @router.post("/login")
 def login(
     request: Request,
-    name: str = Form(""),
-    password: str = Form(""),
-    csrf_token: str = Form(""),
-    next: str = Form("/"),
+    name: str = Form("", max_length=NAME_MAX),
+    password: str = Form("", max_length=SECRET_MAX),
+    csrf_token: str = Form("", max_length=CSRF_MAX),
+    next: str = Form("/", max_length=NEXT_MAX),
 ):
     if not auth.csrf_ok(request, csrf_token):
         return render(request, "login.html", 403, next=_safe_next(next), needs_csrf=True,
                       error="the form expired; try again")
+    limits = request.app.state.signin_limits
+    address = client_address(request)
+    verdict = limits.check(name, address)
+    if not verdict.allowed:
+        log.warning("web sign-in throttled (too many failures for this name or address)")
+        response = render(request, "login.html", 429, next=_safe_next(next), needs_csrf=True,
+                          error=f"too many failed sign-ins: try again in {verdict.retry_after_s} s")
+        response.headers["Retry-After"] = str(verdict.retry_after_s)
+        return response
     result = auth.check_credentials(request.app.state.settings.web, name, password)
     if not result.ok:
+        limits.failed(name, address)
         log.info("web sign-in refused")
         return render(request, "login.html", 401, next=_safe_next(next), needs_csrf=True,
                       error=result.error)
@@ -292,7 +319,7 @@ def login(
 
 
 @router.post("/logout")
-def logout(request: Request, csrf_token: str = Form("")):
+def logout(request: Request, csrf_token: str = Form("", max_length=CSRF_MAX)):
     if auth.csrf_ok(request, csrf_token):
         auth.log_out(request)
     return RedirectResponse("/", status_code=303)
