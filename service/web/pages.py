@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlencode
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
@@ -193,18 +193,29 @@ def alert_action(
 
 
 @router.get("/series", response_class=HTMLResponse)
-def series_page(
+async def series_page(
     request: Request,
-    source: Optional[str] = None,
-    platform: Optional[str] = None,
-    kernel: Optional[str] = None,
-    metric: Optional[str] = None,
-    session: Session = Depends(db),
+    source: Optional[str] = Query(None, max_length=16),
+    platform: Optional[str] = Query(None, max_length=64),
+    kernel: Optional[str] = Query(None, max_length=255),
+    metric: Optional[str] = Query(None, max_length=255),
 ):
+    """Cached like the alert pages (a new ingest drops it): the chart and the per-shape table
+    of a big run cost a few hundred milliseconds, not to be paid on every request."""
     source = _opt(source) or "dashboard"
     if source not in SOURCES:
         raise BenchwatchError(f"source must be one of {', '.join(SOURCES)}")
     platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)
+
+    def build() -> str:
+        with request.app.state.store.session() as session:
+            return _series_html(request, session, source, platform, kernel, metric)
+
+    return await cached(request, ("series", source, platform, kernel, metric), build)
+
+
+def _series_html(request: Request, session: Session, source: str, platform: str | None,
+                 kernel: str | None, metric: str | None) -> str:
     platforms = session.scalars(
         select(Track.platform_short).where(Track.source == source).distinct().order_by(Track.platform_short)
     ).all()
@@ -231,7 +242,7 @@ def series_page(
         sid = dict((m, s) for s, m in rows).get(metric)
         chart = series_chart(session, sid) if sid is not None else None
         shapes = latest_shapes(session, track_id)
-    return render(
+    return render_html(
         request, "series.html", sources=SOURCES, source=source, platforms=platforms, platform=platform,
         kernels=kernels, kernel=kernel, metrics=metrics, metric=metric, chart=chart, shapes=shapes,
     )
