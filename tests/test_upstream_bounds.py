@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from service.store.db import Store
 from tests import upstream_docs as docs
+from tests.test_ingest_fuzz import _snapshot
 
 D, P = "dashboard", "pretuned"
 BASELINE = {"wins": 1, "total": 4, "geomean": 1.1}
@@ -39,14 +41,15 @@ def _status(cli) -> dict:
     return {k: v for k, v in json.loads(res.stdout).items() if not k.endswith("_at")}
 
 
-def test_values_the_store_cannot_hold_are_refused_on_both_backends(cli, tmp_path: Path):
+def test_values_the_store_cannot_hold_are_refused_on_both_backends(cli, db_url, tmp_path: Path):
     good = {D: docs.dashboard(3), P: docs.pretuned(3)}
     for source, doc in good.items():
         path = tmp_path / f"{source}.json"
         path.write_text(json.dumps(doc))
         assert cli("ingest", f"--{source}", str(path)).exit_code == 0
-    before = _status(cli)
-    assert before["runs"] == 6 and before["shape_rows"] == 8
+    assert _status(cli)["runs"] == 6 and _status(cli)["shape_rows"] == 8
+    store = Store(db_url)
+    before = _snapshot(store)
     for i, (source, where, value, needle) in enumerate(CASES):
         path = tmp_path / f"bad{i}.json"
         path.write_text(json.dumps(docs.poke(docs.dashboard(4) if source == D else docs.pretuned(4), where, value)))
@@ -54,7 +57,8 @@ def test_values_the_store_cannot_hold_are_refused_on_both_backends(cli, tmp_path
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
         assert res.exit_code == 2, (where, res.output)
         assert len(lines) == 1 and needle in lines[0], (where, res.stderr)
-        assert _status(cli) == before, where
+        assert _snapshot(store) == before, where
+    store.dispose()
     # the same documents without the poison are stored: the bounds refuse only what they must
     path = tmp_path / "fine.json"
     path.write_text(json.dumps(docs.poke(docs.dashboard(4), ("summary", 0, "platform_short"), "x" * 64)))

@@ -3,7 +3,6 @@ and unknown names, server-side sign-out, capped form fields, no-store on signed-
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import pytest
@@ -55,16 +54,18 @@ def test_unknown_and_known_names_cost_the_same():
     assert user_rounds(web) == 10 and user_rounds(WebSettings()) == 12
 
     def cost(name: str) -> float:
+        """The least of a few tries: other work on the box only ever adds time."""
         times = []
-        for _ in range(3):
+        for _ in range(5):
             t = time.perf_counter()
             assert not check_credentials(web, name, "wrong password").ok
             times.append(time.perf_counter() - t)
-        return statistics.median(times)
+        return min(times)
 
     cost("nobody")  # the dummy hash is made once per cost
     known, unknown = cost("alice"), cost("nobody")
-    assert 0.5 < unknown / known < 2.0, (known, unknown)
+    # equal work; before, an unknown name cost 2**(10-4) = 64 times less
+    assert 1 / 3 < unknown / known < 3, (known, unknown)
 
 
 def test_sign_out_revokes_a_saved_cookie(store, alice_hash):
