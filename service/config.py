@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from service.errors import BenchwatchError, invalid
 
@@ -47,6 +47,8 @@ class FetchSettings(_Section):
     retries: int = Field(3, ge=0, le=10)
     backoff_s: float = Field(1.0, ge=0)
     max_bytes: int = Field(200_000_000, gt=0)
+    # the whole fetch of one source, retries included: a server trickling bytes cannot hold the pass
+    deadline_s: float = Field(120.0, gt=0)
 
 
 class HelionSettings(_Section):
@@ -64,6 +66,8 @@ class SlackSettings(_Section):
     retries: int = Field(3, ge=0, le=10)  # per call, for 429 (Retry-After honoured) and 5xx
     backoff_s: float = Field(1.0, ge=0)  # base of the exponential back-off between 5xx retries
     history_pages: int = Field(5, ge=1, le=50)  # conversations.history pages searched on recovery
+    # a 429 asking to wait longer than this is not waited for: the rows stay queued for the next run
+    max_retry_after_s: float = Field(10.0, ge=0, le=300)
 
 
 class NotifySettings(_Section):
@@ -126,6 +130,11 @@ class WebSettings(_Section):
     # anonymous pages are reused until the data changes, which is checked this often; 0 turns
     # the page cache off (every page rendered: for debugging, and the worst-case load figure)
     page_cache_s: float = Field(2.0, ge=0, le=300)
+    # failed sign-ins allowed per user name and per client address within the window; more get
+    # HTTP 429 until the window moves on (the right password too: guessing must not pay off)
+    login_failures_per_name: int = Field(5, ge=1, le=1000)
+    login_failures_per_address: int = Field(20, ge=1, le=10000)
+    login_window_s: int = Field(900, ge=1, le=86400)
 
     @field_validator("users")
     @classmethod
@@ -214,3 +223,7 @@ def load_settings(config_file: str | Path | None = None) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise invalid("config", exc) from None
+    except SettingsError as exc:  # an env value that must be JSON and is not (BENCHWATCH_WEB_USERS)
+        cause = exc.__cause__
+        why = f": {' '.join(str(cause).split())[:120]}" if cause else ""
+        raise BenchwatchError(f"config: {' '.join(str(exc).split())}{why}") from None

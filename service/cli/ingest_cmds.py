@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from service.cli.context import STATE, CommandsGroup, handles_errors
+from service.errors import BenchwatchError
 
 db_app = typer.Typer(cls=CommandsGroup, help="Database schema commands.", no_args_is_help=True,
                    rich_markup_mode=None)
@@ -39,16 +40,28 @@ def ingest(
     dashboard: Optional[str] = typer.Option(None, "--dashboard", help="URL or file of dashboard-data.json"),
     pretuned: Optional[str] = typer.Option(None, "--pretuned", help="URL or file of pretuned-dashboard-data.json"),
 ) -> None:
-    """Fetch both documents (or the ones named) and store the runs not seen yet."""
+    """Fetch both documents (or the ones named) and store the runs not seen yet.
+
+    Each source stands alone: a refused one does not stop the other. The exit code is the first
+    failure's (2 bad document, 1 network or store); that source's runs are left as they were.
+    """
     from service.schedule.ingest_pass import ingest_source
 
     settings = STATE.settings()
     if dashboard is None and pretuned is None:
         dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
     store = STATE.store()
+    first: BenchwatchError | None = None
     for source, location in (("dashboard", dashboard), ("pretuned", pretuned)):
-        if location:
+        if not location:
+            continue
+        try:
             typer.echo(ingest_source(store, settings, source, location).line())
+        except BenchwatchError as exc:
+            typer.echo(f"benchwatch: error: {exc.message}", err=True)
+            first = first or exc
+    if first is not None:
+        raise typer.Exit(first.exit_code)
 
 
 @handles_errors

@@ -4,6 +4,12 @@ Everything is validated before anything is written; unknown extra fields are acc
 dropped) because the upstream schema grows, but impossible values (negative speedups, non-hex
 shas, bad dates) are refused.
 
+The schema also states every bound the *store* has, so a document that validates can always be
+written, identically on SQLite and PostgreSQL: string lengths of the columns they land in, no NUL
+character (PostgreSQL text cannot hold one), integers within a 32-bit INTEGER column, dates that
+stay within the datetime range once converted to UTC. Numbers are strict: ``"1.23"``, ``true`` and
+``"7"`` are refused where the upstream schema is numeric (an int is still a valid float).
+
 The schemas are TypedDicts validated by pydantic-core in one pass straight from the JSON bytes:
 a year of history is ~35k entries, and building a model instance per entry cost more than the
 whole JSON parse. The result is plain dicts/lists holding already-converted values (datetimes,
@@ -14,10 +20,10 @@ readers use `.get()` with the defaults written next to each field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
 from service.errors import BenchwatchError
@@ -27,13 +33,40 @@ def _digits(v: Any) -> Any:
     return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
+INT32_MAX = 2**31 - 1  # INTEGER columns on PostgreSQL (SQLite's are wider; the bound is shared)
+NO_NUL = r"^[^\x00]*$"  # PostgreSQL text and varchar refuse NUL; SQLite would keep it
+
+
+def _utc(v: datetime) -> datetime:
+    """Naive UTC, as the store keeps it; a date that leaves datetime's range on the way is refused
+    here instead of crashing the write (``0001-01-01T00:30:00+01:00``)."""
+    if v.tzinfo is None:
+        return v
+    try:
+        return v.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        raise ValueError("date is out of range once converted to UTC") from None
+
+
+def Text(max_length: int | None = None, min_length: int = 0) -> Any:
+    """A string the store can hold: no NUL, at most the column's length."""
+    return Annotated[str, Field(min_length=min_length, max_length=max_length, pattern=NO_NUL)]
+
+
 # Pattern before converter keeps the check inside pydantic-core (the other order runs Python).
 RunId = Annotated[str, Field(pattern=r"^[0-9]{1,20}$"), BeforeValidator(_digits)]
 ShortSha = Annotated[str, Field(pattern=r"^[0-9a-f]{7,40}$")]
 FullSha = Annotated[str, Field(pattern=r"^[0-9a-f]{40}$")]
-NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0)]
-Name = Annotated[str, Field(min_length=1, max_length=255)]
+NonNeg = Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[int, Strict(), Field(ge=0, le=INT32_MAX)]
+Date = Annotated[datetime, AfterValidator(_utc)]
+Free = Text()  # Text columns: pretuned error strings, shape descriptions
+Label = Text(255)  # baseline_label
+Name = Text(255, 1)  # kernel, platform, branch: String(255) columns
+Short = Text(64, 1)  # platform_short: a String(64) column
+Compute = Text(64)
+# a pretuned baseline becomes the metric ``baseline:<name>:geomean`` in a String(255) column
+BaselineName = Text(255 - len("baseline::geomean"), 1)
 Values = list[NonNeg | None]
 
 PER_SHAPE_COLUMNS = (
@@ -50,7 +83,7 @@ class RunInfo(TypedDict):
     run_id: RunId
     sha: ShortSha
     full_sha: FullSha
-    date: datetime
+    date: Date
     branch: NotRequired[Name]  # default "main"
     is_nightly: NotRequired[bool]  # default False
     kernel_count: NotRequired[Count | None]
@@ -63,7 +96,7 @@ def _sha_matches(run: dict) -> dict:
 
 
 class PerShape(TypedDict):
-    shapes: list[str]
+    shapes: list[Free]
     helion_speedup: NotRequired[Values]  # every column: default [], else one value per shape
     triton_speedup: NotRequired[Values]
     torch_compile_speedup: NotRequired[Values]
@@ -102,8 +135,8 @@ CheckedRun = Annotated[RunInfo, AfterValidator(_sha_matches)]
 class DashboardSummaryItem(TypedDict):
     kernel: Name
     platform: Name
-    platform_short: Name
-    baseline_label: NotRequired[str | None]
+    platform_short: Short
+    baseline_label: NotRequired[Label | None]
     has_nightly_data: NotRequired[bool | None]
     status: NotRequired[str | None]
     infra_missing: NotRequired[bool | None]
@@ -115,7 +148,7 @@ class DashboardSummaryItem(TypedDict):
 class _Published(TypedDict):
     """The top level both documents share."""
 
-    generated_at: NotRequired[datetime | None]
+    generated_at: NotRequired[Date | None]
     latest_run: NotRequired[CheckedRun | None]
     runs: NotRequired[list[CheckedRun]]
     platforms: NotRequired[list[Any]]
@@ -137,19 +170,19 @@ class BaselineStats(TypedDict, total=False):
 
 class PretunedHistoryItem(RunInfo):
     cudagraph: NotRequired[bool | None]
-    error: NotRequired[str | None]
+    error: NotRequired[Free | None]
     geomean: NotRequired[NonNeg | None]
     helion_wins: NotRequired[Count | None]
     total: NotRequired[Count | None]
     best_speedup: NotRequired[NonNeg | None]
-    baselines: NotRequired[dict[Name, BaselineStats] | None]
+    baselines: NotRequired[dict[BaselineName, BaselineStats] | None]
 
 
 class PretunedSummaryItem(TypedDict):
     kernel: Name
     platform: Name
-    platform_short: Name
-    compute: NotRequired[str | None]
+    platform_short: Short
+    compute: NotRequired[Compute | None]
     cudagraph: NotRequired[bool | None]
     has_nightly_data: NotRequired[bool | None]
     failed: NotRequired[bool | None]
@@ -196,5 +229,8 @@ def parse_document(source: str, raw: bytes) -> ParsedDocument:
         if err["type"] == "json_invalid":
             raise BenchwatchError(f"{source}: not valid JSON ({err['msg']})") from None
         where = _where(tuple(err["loc"]))
-        raise BenchwatchError(f"{source}: {where}: {err['msg']}") from None
+        msg = err["msg"]
+        if (err.get("ctx") or {}).get("pattern") == NO_NUL:
+            msg = "String should not contain a NUL character"
+        raise BenchwatchError(f"{source}: {where}: {msg}") from None
     return ParsedDocument(source, data)

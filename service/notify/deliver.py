@@ -2,11 +2,15 @@
 
 For each message: count the attempt in the store (committed) *before* calling Slack; after Slack
 answers, mark the row sent with the returned ``ts`` (and the group's thread) in a second
-transaction. A row that already had an attempt may have reached Slack before a crash, so it is
-first looked up in ``conversations.history`` by the outbox key carried in the message
-``metadata``; found means "sent", never "post again". Failures leave the row pending for the next
-run; a Slack outage (5xx/429 after the client's own retries, bad token, missing channel) stops
-the pass early instead of hammering. Call it only under the run-once lock.
+transaction. A row whose last attempt got no answer (a crash, a dropped connection) may have
+reached Slack, so it is first looked up in ``conversations.history`` by the outbox key carried in
+the message ``metadata``; found means "sent", never "post again". A row Slack *refused* is simply
+posted again. The lookup never blocks the queue: if it fails (no ``channels:history`` scope, an
+outage of that method) the message is posted with its metadata and the summary says so.
+Failures leave the row pending for the next run; a Slack outage (5xx/429 after the client's own
+retries, bad token, missing channel) stops the pass early instead of hammering. A message Slack
+finds too long is shortened to fit and sent; one whose payload Slack refuses outright is
+dead-lettered (counted in `status` and on `/status`). Call it only under the run-once lock.
 """
 
 from __future__ import annotations
@@ -36,11 +40,18 @@ class DeliverySummary:
     superseded: int = 0
     failed: int = 0
     pending_left: int = 0
+    unverified: int = 0  # posted again although the history lookup for an earlier copy failed
+    shortened: int = 0  # refused as too long, then sent shortened
     errors: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         text = (f"slack: {self.posted} posted, {self.updated} edited, {self.recovered} recovered, "
                 f"{self.logged} logged (no token), {self.failed} failed, {self.pending_left} pending")
+        if self.shortened:
+            text += f"; {self.shortened} shortened to fit"
+        if self.unverified:
+            text += (f"; {self.unverified} posted without checking for an earlier copy "
+                     "(history lookup failed: a duplicate is possible)")
         if self.errors:
             text += f"; error: {self.errors[0]}"
         return text
@@ -75,7 +86,8 @@ def _units(store: Store) -> list[tuple[int | None, int]]:
     return units
 
 
-def _claim(store: Store, row_id: int) -> int:
+def _claim(store: Store, row_id: int) -> bool:
+    """Count the attempt; True when the previous one may have reached Slack unseen."""
     with store.session() as s:
         return outbox.claim(s, row_id)
 
@@ -83,8 +95,41 @@ def _claim(store: Store, row_id: int) -> int:
 def _fail(store: Store, row: _Row, exc: slack.SlackFailure, summary: DeliverySummary) -> None:
     summary.failed += 1
     with store.session() as s:
-        outbox.mark_failed(s, row.id, str(exc), dead=exc.bad_payload)
+        outbox.mark_failed(s, row.id, str(exc), dead=exc.bad_payload, answered=exc.answered)
     log.warning("slack: %s %s not delivered: %s", row.kind, row.key, exc)
+
+
+def _find(client, channel: str, key: str, pages: int, summary: DeliverySummary) -> str | None:
+    """The earlier copy's ts, or None; a failed lookup is None too (said in the summary), so a
+    history method Slack will not answer never holds the queue."""
+    try:
+        return slack.find_posted(client, channel, key, pages)
+    except slack.SlackFailure as exc:
+        summary.unverified += 1
+        log.warning("slack: could not look for an earlier copy of %s (%s): posting it with its "
+                    "metadata; a duplicate is possible", key, exc)
+        return None
+
+
+def _post(client, channel: str, payload: dict, meta: dict, summary: DeliverySummary) -> str:
+    try:
+        return slack.post(client, channel, payload, meta)
+    except slack.SlackFailure as exc:
+        if exc.code != "msg_too_long":
+            raise
+    summary.shortened += 1
+    return slack.post(client, channel, slack.shorten(payload), meta)
+
+
+def _update(client, channel: str, ts: str, payload: dict, meta: dict, summary: DeliverySummary) -> None:
+    try:
+        slack.update(client, channel, ts, payload, meta)
+        return
+    except slack.SlackFailure as exc:
+        if exc.code != "msg_too_long":
+            raise
+    summary.shortened += 1
+    slack.update(client, channel, ts, slack.shorten(payload), meta)
 
 
 def _log_only(store: Store, rows: list[_Row], now: datetime, summary: DeliverySummary) -> None:
@@ -109,13 +154,13 @@ def _failure_recorded_on(store: Store, row: _Row, summary: DeliverySummary):
 def _deliver_single(store: Store, client, channel: str, row: _Row, pages: int, now: datetime,
                     summary: DeliverySummary) -> None:
     """A message without a group (digest): post it once."""
-    before = _claim(store, row.id)
+    unsure = _claim(store, row.id)
     with _failure_recorded_on(store, row, summary):
-        ts = slack.find_posted(client, channel, row.key, pages) if before else None
+        ts = _find(client, channel, row.key, pages, summary) if unsure else None
         if ts is not None:
             summary.recovered += 1
         else:
-            ts = slack.post(client, channel, row.payload, slack.metadata(row.key, None, row.revision))
+            ts = _post(client, channel, row.payload, slack.metadata(row.key, None, row.revision), summary)
             summary.posted += 1
     with store.session() as s:
         outbox.mark_sent(s, row.id, now=now, channel=channel, ts=ts)
@@ -142,15 +187,15 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
     if thread_at is None:
         anchor = post_row if post_row is not None and post_row.state == outbox.PENDING else newest
         meta = slack.metadata(anchor.key, group_id, newest.revision)
-        before = _claim(store, anchor.id)
+        unsure = _claim(store, anchor.id)
         with _failure_recorded_on(store, anchor, summary):
-            ts = slack.find_posted(client, channel, anchor.key, pages) if before else None
+            ts = _find(client, channel, anchor.key, pages, summary) if unsure else None
             if ts is not None:
                 summary.recovered += 1
                 # the lost attempt may have shown an older revision: bring it up to date (idempotent)
-                slack.update(client, channel, ts, newest.payload, meta)
+                _update(client, channel, ts, newest.payload, meta, summary)
             else:
-                ts = slack.post(client, channel, newest.payload, meta)
+                ts = _post(client, channel, newest.payload, meta, summary)
                 summary.posted += 1
         with store.session() as s:
             outbox.mark_sent(s, anchor.id, now=now, channel=channel, ts=ts, shown_revision=newest.revision)
@@ -167,7 +212,7 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
         return
     _claim(store, newest.id)
     with _failure_recorded_on(store, newest, summary):
-        slack.update(client, ch, ts, newest.payload, slack.metadata(ident, group_id, newest.revision))
+        _update(client, ch, ts, newest.payload, slack.metadata(ident, group_id, newest.revision), summary)
     summary.updated += 1
     with store.session() as s:
         outbox.mark_sent(s, newest.id, now=now, channel=ch, ts=ts, shown_revision=newest.revision)

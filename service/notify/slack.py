@@ -1,6 +1,6 @@
 """The Slack Web API client benchwatch uses, and the three calls it makes through it.
 
-Retries: slack-sdk's own handlers, for 429 (sleeps ``Retry-After``) and 500/503 (exponential
+Retries: slack-sdk's own handlers, for 429 (sleeps ``Retry-After``, up to ``slack.max_retry_after_s``) and 500/503 (exponential
 back-off). Deliberately *not* its connection-error handler: a connection that drops after Slack
 accepted a ``chat.postMessage`` would be retried into a duplicate; the outbox recovers that case
 on the next run through ``conversations.history`` instead.
@@ -9,6 +9,7 @@ on the next run through ``conversations.history`` instead.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from slack_sdk import WebClient
@@ -47,6 +48,12 @@ class SlackFailure(Exception):
     def bad_payload(self) -> bool:
         return self.code in PAYLOAD
 
+    @property
+    def answered(self) -> bool:
+        """Slack itself refused the call, so nothing was posted. A dropped connection, a timeout
+        or a gateway's 5xx leave that unknown: the message may be in the channel."""
+        return not self.code.startswith(("connection", "http_5"))
+
     def __str__(self) -> str:
         return f"{self.code}: {self.detail}"
 
@@ -59,6 +66,57 @@ class _ScaledJitter(Jitter):
 
     def recalculate(self, duration: float) -> float:
         return duration + random.random() * self.scale
+
+
+class _CappedRateLimitHandler(RateLimitErrorRetryHandler):
+    """slack-sdk's 429 handler, except that a ``Retry-After`` longer than ``cap_s`` is not slept
+    through: the call fails (``http_429``), the pass stops delivering and the rows stay queued
+    for the next run, instead of holding the run lock for as long as Slack asks."""
+
+    def __init__(self, max_retry_count: int, cap_s: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.cap_s = cap_s
+
+    @staticmethod
+    def _retry_after(response) -> float:
+        for k, v in (response.headers or {}).items():
+            if k.lower() == "retry-after":
+                try:
+                    return max(0.0, float(v[0] if isinstance(v, list) else v))
+                except (TypeError, ValueError, IndexError):
+                    return 1.0
+        return 1.0
+
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:
+        return (response is not None and response.status_code == 429
+                and self._retry_after(response) <= self.cap_s)
+
+    def prepare_for_next_attempt(self, *, state, request, response=None, error=None) -> None:
+        if response is None:
+            raise error  # type: ignore[misc]
+        state.next_attempt_requested = True
+        time.sleep(min(self._retry_after(response), self.cap_s) + random.random() * 0.1)
+        state.increment_current_attempt()
+
+
+MAX_TEXT = 3000  # what a shortened message's fallback text is cut to
+MAX_SHORT_BLOCKS = 6
+
+
+def shorten(message: dict) -> dict:
+    """A message Slack refused as too long (``msg_too_long``), cut to fit rather than dropped:
+    the fallback text capped, and only the first few blocks (header, summary, culprit, link)."""
+    note = " … (shortened to fit Slack; the full message is on the group page)"
+    text = str(message.get("text") or "")
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT - len(note)] + note
+    out: dict[str, Any] = {"text": text}
+    blocks = message.get("blocks")
+    if blocks:
+        out["blocks"] = list(blocks[:MAX_SHORT_BLOCKS]) + [
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": note.strip(" …()")}]}
+        ]
+    return out
 
 
 def make_client(settings: Settings) -> WebClient | None:
@@ -76,7 +134,7 @@ def make_client(settings: Settings) -> WebClient | None:
         kwargs["base_url"] = url if url.endswith("/") else url + "/"
     s = settings.slack
     handlers = [
-        RateLimitErrorRetryHandler(max_retry_count=s.retries),
+        _CappedRateLimitHandler(max_retry_count=s.retries, cap_s=s.max_retry_after_s),
         ServerErrorRetryHandler(
             max_retry_count=s.retries,
             interval_calculator=BackoffRetryIntervalCalculator(

@@ -13,7 +13,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.records import HEADLINE
-from service.store.alert_reads import AlertRows, alerts_json, effective_cause, iso, load_alerts
+from service.store.alert_reads import (
+    AlertRows,
+    alerts_json,
+    effective_cause,
+    human_decisions,
+    iso,
+    load_alerts,
+)
 from service.store.tables import Alert, AlertGroup, Run
 
 CLOSED = ("resolved", "dismissed")
@@ -31,7 +38,7 @@ def group_view(session: Session, group: AlertGroup) -> dict[str, Any]:
     live = [a for a in alerts if a["state"] != "retracted"] or alerts
     # the headline metric first (what the dashboard shows), then the biggest moves
     live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))
-    cause, by_human = effective_cause(group.cause, alerts)
+    cause, by_human = effective_cause(group.cause, alerts, human_decisions(session, [a["id"] for a in alerts]))
     run = session.get(Run, group.first_bad_run_pk)
     end = session.get(Run, group.end_run_pk) if group.end_run_pk else None
     statuses = Counter(a["status"] for a in alerts)

@@ -20,7 +20,7 @@ from service.errors import BenchwatchError
 from service.notify.deliver import DEFAULT_CLIENT, DeliverySummary, deliver_pending
 from service.notify.plan import PlanSummary, plan_daily_digest, plan_notifications
 from service.schedule.health_pass import health_pass
-from service.schedule.ingest_pass import ingest_source
+from service.schedule.ingest_pass import ingest_guarded
 from service.store.health_writer import note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
@@ -67,28 +67,31 @@ def _note(store: Store, key: str, value: str) -> None:
 
 def _ingest(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary,
             now: datetime) -> None:
-    """Ingest one source; the outcome is counted for the health check "fetch keeps failing"."""
+    """One source in its own guarded step: whatever goes wrong is one line in ``errors``; the
+    outcome is counted for the health check "fetch keeps failing"."""
     if where is None or where == "":
         return
-    error = None
-    try:
-        _ingest_one(store, settings, source, where, summary)
-    except BenchwatchError as exc:
-        error = exc.message
-        summary.errors.append(f"ingest {source}: {exc.message}")
-    with store.session() as s:
-        note_fetch(s, source, now, error)
-
-
-def _ingest_one(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary) -> None:
     if isinstance(where, bytes):
         # documents handed over in memory (replays, tests) go through the same file path
         with tempfile.TemporaryDirectory(prefix="benchwatch-") as tmp:
             path = Path(tmp) / f"{source}.json"
             path.write_bytes(where)
-            summary.ingest.append(ingest_source(store, settings, source, str(path)).line())
+            line, error = ingest_guarded(store, settings, source, str(path))
     else:
-        summary.ingest.append(ingest_source(store, settings, source, str(where)).line())
+        line, error = ingest_guarded(store, settings, source, str(where))
+    if line is not None:
+        summary.ingest.append(line)
+    if error is not None:
+        summary.errors.append(f"ingest {source}: {error}")
+    try:
+        with store.session() as s:
+            note_fetch(s, source, now, error)
+    except Exception:  # noqa: BLE001 - the store itself may be the problem; the error is already kept
+        log.exception("ingest %s: could not count the fetch for the health check", source)
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:200]
 
 
 def _default_detect(store: Store, settings: Settings, repo, *, now: datetime, fetch: bool):
@@ -133,12 +136,22 @@ def run_once(
             summary.errors.append(f"detect: {exc.message}")
         except ImportError as exc:  # a stage missing from this install: still deliver the outbox
             summary.errors.append(f"detect: stage not available ({exc})")
+        except Exception as exc:  # noqa: BLE001 - queued Slack messages still go out
+            log.exception("run-once: detect failed")
+            summary.errors.append(f"detect: unexpected {exc.__class__.__name__}: {_first_line(exc)}")
         try:  # after detect, which fetched the clone the workflow expectations are read from
             summary.health = health_pass(store, settings, repo_path, now=now).line()
         except BenchwatchError as exc:
             summary.errors.append(f"health: {exc.message}")
-        with store.session() as s:
-            summary.plan = plan_notifications(s, settings, now)
+        except Exception as exc:  # noqa: BLE001 - queued Slack messages still go out
+            log.exception("run-once: health checks failed")
+            summary.errors.append(f"health: unexpected {exc.__class__.__name__}: {_first_line(exc)}")
+        try:
+            with store.session() as s:
+                summary.plan = plan_notifications(s, settings, now)
+        except Exception as exc:  # noqa: BLE001 - what was already queued is still delivered
+            log.exception("run-once: planning notifications failed")
+            summary.errors.append(f"plan: {exc.__class__.__name__}: {_first_line(exc)}")
         summary.delivery = deliver_pending(store, settings, now=now, client=client)
         _note(store, "run_once.last_finished", naive(datetime.now(timezone.utc)).isoformat())
     for line in summary.lines():

@@ -7,11 +7,10 @@ machine_cause, human_cause). Shas are 8-hex, dates ISO-8601 UTC with a trailing 
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
@@ -221,18 +220,33 @@ def get_alert(session: Session, alert_id: int) -> dict:
     return alert_json(session, rows)
 
 
-def effective_cause(group_cause: str, alerts: list[dict]) -> tuple[str, bool]:
-    """The cause a person reads (Slack and the queue alike): a human verdict on any member speaks for the group (the most
-    common one; on a tie the latest alert's); otherwise the machine's group verdict."""
-    human = [a["human_cause"] for a in alerts if a.get("human_cause")]
+def effective_cause(group_cause: str, alerts: list[dict],
+                    decided: Mapping[int, int] | None = None) -> tuple[str, bool]:
+    """The cause a person reads (Slack and the queue alike): the latest human verdict on any
+    member speaks for the group; otherwise the machine's group verdict.
+
+    ``decided`` maps alert id -> id of its latest re-classification in the audit trail (ids only
+    grow, so the largest is the newest decision: see `human_decisions`). When two people give
+    members different causes, the later decision wins, not the member listed last.
+    """
+    decided = decided or {}
+    human = [(decided.get(a.get("id"), 0), i, a["human_cause"])
+             for i, a in enumerate(alerts) if a.get("human_cause")]
     if not human:
         return group_cause, False
-    counts = Counter(human)
-    top = max(counts.values())
-    for cause in reversed(human):
-        if counts[cause] == top:
-            return cause, True
-    return group_cause, False  # pragma: no cover
+    return max(human)[2], True
+
+
+def human_decisions(session: Session, alert_ids: list[int] | None = None) -> dict[int, int]:
+    """Alert id -> audit-trail id of its latest re-classification (all alerts when None)."""
+    stmt = (select(AlertHistory.alert_id, func.max(AlertHistory.id))
+            .where(AlertHistory.action == "reclassified").group_by(AlertHistory.alert_id))
+    if alert_ids is None:
+        return {a: h for a, h in session.execute(stmt)}
+    out: dict[int, int] = {}
+    for chunk in chunks(alert_ids, 500):
+        out.update({a: h for a, h in session.execute(stmt.where(AlertHistory.alert_id.in_(chunk)))})
+    return out
 
 
 def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:

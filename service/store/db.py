@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import create_engine, event, inspect
+from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -99,20 +101,46 @@ def stored_revision(engine: Engine) -> str | None:
         return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
 
 
+MIGRATION_LOCK_KEY = 0x62656E6368  # PostgreSQL advisory-lock key of schema upgrades ("bench")
+
+
+@contextmanager
+def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<db>.migrate.lock``: SQLite runs DDL outside a transaction,
+    so without it two copies upgrading a fresh file both create ``ingest_log``."""
+    path = engine.url.database
+    if not path or path == ":memory:":
+        yield
+        return
+    fd = os.open(f"{path}.migrate.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks: the other copy finishes, this one finds head
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
 def upgrade(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent, run by every command). A store
-    already at the newest revision costs one query; anything else goes through Alembic."""
+    """Bring the schema to the newest migration (idempotent, run by every command).
+
+    A store already at the newest revision costs one query. Otherwise copies started together
+    (the scheduler and a CLI call, several containers) upgrade one after another: a
+    transaction-level advisory lock on PostgreSQL, a lock file on SQLite. The later ones then
+    find the schema at head and do nothing.
+    """
     try:
         head = migration_head()
         if head is not None and stored_revision(engine) == head:
             return
     except OperationalError as exc:
         raise _unreachable(exc) from None
-
     from alembic import command
 
+    lock = _sqlite_migration_lock(engine) if engine.dialect.name == "sqlite" else nullcontext()
     try:
-        with engine.begin() as conn:
+        with lock, engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
             cfg = alembic_config(engine)
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")

@@ -106,10 +106,13 @@ def _copy_rows(session: Session, table, columns: tuple[str, ...], rows: list[tup
         cur.close()
 
 
+FAILED = "failed"  # an ingest_log outcome: the source could not be ingested (message says why)
+
+
 def last_etag(session: Session, source: str, location: str) -> tuple[str | None, str | None]:
     row = session.execute(
         select(IngestLog.etag, IngestLog.content_hash)
-        .where(IngestLog.source == source, IngestLog.location == location)
+        .where(IngestLog.source == source, IngestLog.location == location, IngestLog.outcome != FAILED)
         .order_by(IngestLog.id.desc())
         .limit(1)
     ).first()
@@ -128,6 +131,17 @@ def log_not_modified(
         )
     )
     return IngestResult(source, location, "not_modified")
+
+
+def log_failure(session: Session, source: str, location: str, message: str) -> None:
+    """A source that could not be ingested this pass: kept so `status` and `/status` show it."""
+    now = utcnow()
+    session.add(
+        IngestLog(
+            source=source, location=location, started_at=now, finished_at=now, outcome=FAILED,
+            runs_added=0, points_added=0, shapes_added=0, conflicts=0, message=message[:2000],
+        )
+    )
 
 
 def _sync_runs(session: Session, doc: NormalizedDocument, result: IngestResult) -> dict[str, int]:

@@ -3,7 +3,8 @@
 Why an outbox: a crash between "Slack posted" and "we noted the ts" must not lead to a second
 post. Every intent has a unique ``key`` (``post:<group>``, ``update:<group>:r<revision>``,
 ``digest:...``), so planning the same change twice inserts nothing, and delivery can tell a
-message it may already have sent (``attempts > 0``) from a fresh one.
+message it may already have sent (``outcome_unknown``: attempted, and Slack never answered)
+from a fresh one or one Slack refused.
 
 States: ``pending`` (to deliver), ``sent`` (Slack has it; ``sent_at``), ``superseded`` (a newer
 intent for the same group was delivered instead), ``logged`` (no Slack token: written to the
@@ -77,12 +78,18 @@ def pending(session: Session) -> list[OutboxMessage]:
     )
 
 
-def claim(session: Session, row_id: int) -> int:
-    """Count an attempt *before* calling Slack; returns the attempts made before this one."""
+def claim(session: Session, row_id: int) -> bool:
+    """Count an attempt *before* calling Slack and mark its outcome unknown until Slack answers.
+
+    Returns whether the previous attempt's outcome is unknown (it may have reached Slack): only
+    then is the message looked for before it is posted again. A post Slack refused is simply
+    posted again, whatever the state of the history lookup.
+    """
     row = session.get(OutboxMessage, row_id)
-    before = row.attempts
-    row.attempts = before + 1
-    return before
+    unsure = bool(row.outcome_unknown)
+    row.attempts += 1
+    row.outcome_unknown = True
+    return unsure
 
 
 def mark_sent(
@@ -94,14 +101,19 @@ def mark_sent(
     row.state = SENT
     row.sent_at = naive(now)
     row.last_error = None
+    row.outcome_unknown = False
     if row.group_id is not None and ts is not None and channel is not None:
         record_thread(session, row.group_id, channel=channel, ts=ts,
                       revision=shown_revision or row.revision, now=now)
 
 
-def mark_failed(session: Session, row_id: int, error: str, *, dead: bool = False) -> None:
+def mark_failed(session: Session, row_id: int, error: str, *, dead: bool = False,
+                answered: bool = True) -> None:
+    """``answered``: Slack replied with the error, so nothing was posted; False for a dropped
+    connection or a timeout, after which the message may be in the channel."""
     row = session.get(OutboxMessage, row_id)
     row.last_error = error[:2000]
+    row.outcome_unknown = not answered
     if dead:
         row.state = DEAD
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.store.outbox import PENDING, backlog
+from service.store.ingest_writer import FAILED
+from service.store.outbox import DEAD, PENDING, backlog
 from service.store.tables import (
     Alert,
     AlertGroup,
@@ -60,12 +61,16 @@ def store_status(session: Session) -> dict[str, int | str | None]:
         session, select(func.count()).select_from(Alert).where(Alert.status == "open")
     )
     out["alert_groups"] = _count(session, select(func.count()).select_from(AlertGroup))
-    out["outbox_pending"] = backlog(session)[PENDING]
+    queue = backlog(session)
+    out["outbox_pending"] = queue[PENDING]
+    out["outbox_dead"] = queue[DEAD]  # Slack refused the payload itself: never delivered
     for source in SOURCES:
         last = session.scalar(
-            select(func.max(IngestLog.finished_at)).where(IngestLog.source == source)
+            select(func.max(IngestLog.finished_at))
+            .where(IngestLog.source == source, IngestLog.outcome != FAILED)
         )
         out[f"last_ingest_{source}_at"] = last.isoformat() + "Z" if last else None
+        out[f"last_ingest_{source}_error"] = last_failure(session, source)
     out.update(freshness(session))
     return out
 
@@ -91,3 +96,14 @@ def freshness(session: Session) -> dict[str, int | str | None]:
     ):
         out[f"newest_{source}_{platform}_at"] = newest.isoformat() + "Z" if newest else None
     return out
+
+
+def last_failure(session: Session, source: str) -> str | None:
+    """Why the newest ingest of a source failed; None once it has ingested (or never failed)."""
+    row = session.execute(
+        select(IngestLog.outcome, IngestLog.message)
+        .where(IngestLog.source == source)
+        .order_by(IngestLog.id.desc())
+        .limit(1)
+    ).first()
+    return row.message if row is not None and row.outcome == FAILED else None

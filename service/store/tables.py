@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -353,6 +354,9 @@ class OutboxMessage(Base):
     payload: Mapped[dict] = mapped_column(JSON)
     state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | sent | dead
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # set before each Slack call, cleared when Slack answers (sent, or a definite refusal): still
+    # set means the last attempt may have reached Slack, so it is looked for before posting again
+    outcome_unknown: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     sent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
@@ -380,6 +384,19 @@ class ServiceLock(Base):
     holder: Mapped[str] = mapped_column(String(255))
     acquired_at: Mapped[datetime] = mapped_column(DateTime)
     heartbeat_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class WebSession(Base):
+    """A signed-in web session, by the hash of its random id: sign-out deletes the row, so a
+    cookie saved before it no longer acts (the cookie alone is only a signed claim)."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_expires", "expires_at"),)
+
+    sid_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    expires_at: Mapped[datetime] = mapped_column(DateTime)
 
 
 class SchemaNote(Base):

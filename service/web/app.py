@@ -29,6 +29,7 @@ from service.web import api, pages
 from service.web.filters import install_filters
 from service.web.cache import FastPages, PageCache
 from service.web.queue import QueueCache
+from service.web.signin_limits import SignInLimits
 
 log = logging.getLogger("benchwatch.web")
 HERE = Path(__file__).resolve().parent
@@ -90,6 +91,7 @@ def create_app(settings: Settings, store: Store) -> FastAPI:
     app.state.queue_cache = QueueCache()
     app.state.page_cache = page_cache
     app.state.render_limiter = anyio.CapacityLimiter(RENDER_THREADS)
+    app.state.signin_limits = SignInLimits(settings.web)
 
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -134,8 +136,14 @@ def create_app(settings: Settings, store: Store) -> FastAPI:
     return app
 
 
+MAX_BODY = 64 * 1024  # the largest form is a 2,000-character note
+
+
 class SecurityHeaders:
-    """Pure ASGI (cheaper than BaseHTTPMiddleware): CSP and friends on every response."""
+    """Pure ASGI (cheaper than BaseHTTPMiddleware): CSP and friends on every response;
+    ``Cache-Control: no-store`` on whatever a signed-in session or the sign-in forms receive
+    (no shared or back-button cache keeps a page with a CSRF token); request bodies over
+    ``MAX_BODY`` refused with 413 before anything parses them."""
 
     HEADERS = [
         (b"content-security-policy", CSP.encode()),
@@ -151,13 +159,20 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        length = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), b"0")
+        if not length.isdigit() or int(length) > MAX_BODY:
+            await JSONResponse({"error": "request body too large"}, status_code=413)(scope, receive, send)
+            return
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                have = {k.lower() for k, _ in message.get("headers", [])}
-                message["headers"] = list(message.get("headers", [])) + [
-                    (k, v) for k, v in self.HEADERS if k not in have
-                ]
+                headers = list(message.get("headers", []))
+                session = scope.get("session") or {}
+                if session.get("user") or scope["path"] in ("/login", "/logout"):
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                    headers.append((b"cache-control", b"no-store"))
+                have = {k.lower() for k, _ in headers}
+                message["headers"] = headers + [(k, v) for k, v in self.HEADERS if k not in have]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

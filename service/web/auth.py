@@ -3,23 +3,54 @@
 Read pages stay open; every state-changing form needs a signed-in user *and* the session's
 CSRF token, so a page on another site cannot make a signed-in browser act. Secrets are only
 compared (constant time), never echoed, logged or put in a page.
+
+A wrong name costs the same bcrypt work as a wrong password (the dummy hash has the users'
+cost), so timing does not tell which names exist. The cookie is only a signed claim: each
+sign-in also gets a random session id whose hash is stored (`WebSession`), and sign-out deletes
+it, so a cookie saved before sign-out no longer acts. Password checks run one at a time: a flood
+of sign-ins must not take every core from the pages and `/healthz`.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import hmac
+import re
 import secrets
+import threading
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import bcrypt
+from sqlalchemy import delete
 from starlette.requests import Request
 
 from service.config import USER_NAME, WebSettings
+from service.store.tables import WebSession
 
 SESSION_USER = "user"
 SESSION_CSRF = "csrf"
-# Checked when the name is unknown so a wrong name costs the same time as a wrong password.
-_DUMMY_HASH = bcrypt.hashpw(b"benchwatch-dummy", bcrypt.gensalt(rounds=4))
+SESSION_ID = "sid"
+DEFAULT_ROUNDS = 12  # bcrypt's cost when no user is configured (team token only)
+_ROUNDS = re.compile(r"^\$2[aby]\$(\d\d)\$")
+_BCRYPT_SLOTS = threading.BoundedSemaphore(1)
+
+
+@functools.lru_cache(maxsize=8)
+def _dummy_hash(rounds: int) -> bytes:
+    """Checked when the name is unknown, at the configured users' cost."""
+    return bcrypt.hashpw(b"benchwatch-dummy", bcrypt.gensalt(rounds=rounds))
+
+
+def user_rounds(web: WebSettings) -> int:
+    costs = [int(m.group(1)) for h in web.users.values() if (m := _ROUNDS.match(h))]
+    return max(costs) if costs else DEFAULT_ROUNDS
+
+
+def _checkpw(data: bytes, hashed: bytes) -> bool:
+    with _BCRYPT_SLOTS:
+        return bcrypt.checkpw(data, hashed)
 
 
 @dataclass(frozen=True)
@@ -39,10 +70,10 @@ def check_credentials(web: WebSettings, name: str, secret: str) -> SignIn:
     data = secret.encode("utf-8")
     hashed = web.users.get(name)
     if hashed is not None:
-        if bcrypt.checkpw(data[:72], hashed.encode("ascii")):
+        if _checkpw(data[:72], hashed.encode("ascii")):
             return SignIn(True, user=name)
         return SignIn(False, error="wrong name or password")
-    bcrypt.checkpw(data[:72], _DUMMY_HASH)
+    _checkpw(data[:72], _dummy_hash(user_rounds(web)))
     token = web.team_token.get_secret_value()
     if token and hmac.compare_digest(data, token.encode("utf-8")):
         return SignIn(True, user=f"{name} (team token)")
@@ -53,9 +84,31 @@ def sign_in_enabled(web: WebSettings) -> bool:
     return bool(web.users) or bool(web.team_token.get_secret_value())
 
 
+def _sid_hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode("utf-8")).hexdigest()
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
 def current_user(request: Request) -> str | None:
+    """The signed-in user, if the session is still live in the store (once per request)."""
+    cached = request.scope.get("benchwatch.user", False)
+    if cached is not False:
+        return cached
     user = request.session.get(SESSION_USER)
-    return user if isinstance(user, str) else None
+    sid = request.session.get(SESSION_ID)
+    live = None
+    if isinstance(user, str) and isinstance(sid, str):
+        with request.app.state.store.session() as s:
+            row = s.get(WebSession, _sid_hash(sid))
+            if row is not None and row.user == user and row.expires_at > _utcnow():
+                live = user
+    if live is None and SESSION_USER in request.session:
+        request.session.clear()  # signed out elsewhere, expired, or from before revocation existed
+    request.scope["benchwatch.user"] = live
+    return live
 
 
 def csrf_token(request: Request) -> str:
@@ -73,14 +126,29 @@ def csrf_ok(request: Request, submitted: str | None) -> bool:
 
 
 def log_in(request: Request, user: str) -> None:
-    """Fresh session on sign-in (no fixation): new CSRF token too."""
+    """Fresh session on sign-in (no fixation): new id, new CSRF token; expired ids swept."""
+    web: WebSettings = request.app.state.settings.web
+    sid = secrets.token_urlsafe(32)
+    now = _utcnow()
+    with request.app.state.store.session() as s:
+        s.execute(delete(WebSession).where(WebSession.expires_at <= now))
+        s.add(WebSession(sid_hash=_sid_hash(sid), user=user, created_at=now,
+                         expires_at=now + timedelta(seconds=web.session_max_age_s)))
     request.session.clear()
     request.session[SESSION_USER] = user
+    request.session[SESSION_ID] = sid
     request.session[SESSION_CSRF] = secrets.token_urlsafe(32)
+    request.scope["benchwatch.user"] = user
 
 
 def log_out(request: Request) -> None:
+    """Revoke the session server side: the cookie, even a saved copy, no longer signs anyone in."""
+    sid = request.session.get(SESSION_ID)
+    if isinstance(sid, str):
+        with request.app.state.store.session() as s:
+            s.execute(delete(WebSession).where(WebSession.sid_hash == _sid_hash(sid)))
     request.session.clear()
+    request.scope["benchwatch.user"] = None
 
 
 def hash_password(password: str, rounds: int = 12) -> str:

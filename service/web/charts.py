@@ -15,7 +15,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from service.records import LOWER_IS_BETTER
@@ -246,8 +246,12 @@ SHAPE_COLUMNS = (
 )
 
 
-def latest_shapes(session: Session, track_id: int) -> dict[str, Any] | None:
-    """Per-shape values of the newest run that kept them (only the newest run per ingest has them)."""
+MAX_SHAPES_SHOWN = 500  # a run may list 200,000 shapes: the page shows the first ones and the count
+
+
+def latest_shapes(session: Session, track_id: int, limit: int = MAX_SHAPES_SHOWN) -> dict[str, Any] | None:
+    """Per-shape values of the newest run that kept them (only the newest run per ingest has
+    them), at most ``limit`` rows: what a page renders is bounded whatever upstream sends."""
     row = session.execute(
         select(ShapeValue.run_pk, Run.date, Run.full_sha, Run.run_id)
         .join(Run, Run.id == ShapeValue.run_pk)
@@ -261,10 +265,17 @@ def latest_shapes(session: Session, track_id: int) -> dict[str, Any] | None:
         select(ShapeValue)
         .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == row.run_pk)
         .order_by(ShapeValue.shape_index)
+        .limit(limit)
     ).all()
+    total = len(shapes)
+    if total == limit:
+        total = session.scalar(
+            select(func.count()).select_from(ShapeValue)
+            .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == row.run_pk)
+        ) or total
     return {
         "run_id": row.run_id, "sha": row.full_sha[:8], "date": iso(row.date),
-        "columns": SHAPE_COLUMNS,
+        "columns": SHAPE_COLUMNS, "total": int(total),
         "rows": [(s.shape, [getattr(s, c) for c in SHAPE_COLUMNS]) for s in shapes],
     }
 

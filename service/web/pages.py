@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlencode
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
@@ -24,6 +24,7 @@ from service.records import CAUSES, HEADLINE
 from service.store import choices
 from service.store.alert_reads import alert_json, group_json, load_alert
 from service.store.health_reads import health_group_view
+from service.store.oncall import MAX_NOTE
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
@@ -150,14 +151,26 @@ async def alert_page(request: Request, alert_id: DbId):
     return await cached(request, alert_key(alert_id), build)
 
 
+# Form fields are capped at what they can legitimately hold: nothing larger is parsed into a
+# message, and nothing from a form is ever copied raw into the session cookie.
+CSRF_MAX, NAME_MAX, SECRET_MAX, NEXT_MAX, CAUSE_MAX = 128, 64, 1024, 2048, 32
+FLASH_MAX = 200
+
+
+def _flash(request: Request, kind: str, text: str) -> None:
+    """A one-shot message in the (cookie) session: short, whatever an error quoted."""
+    text = " ".join(text.split())
+    request.session["flash"] = {"kind": kind, "text": text if len(text) <= FLASH_MAX else text[: FLASH_MAX - 1] + "…"}
+
+
 @router.post("/alerts/{alert_id}/{action}")
 def alert_action(
     request: Request,
     alert_id: DbId,
     action: str,
-    csrf_token: str = Form(""),
-    note: str = Form(""),
-    cause: str = Form(""),
+    csrf_token: str = Form("", max_length=CSRF_MAX),
+    note: str = Form("", max_length=MAX_NOTE + 100),
+    cause: str = Form("", max_length=CAUSE_MAX),
 ):
     if not auth.csrf_ok(request, csrf_token):
         raise HTTPException(403, "the form expired or came from another site; reload and retry")
@@ -165,7 +178,7 @@ def alert_action(
     if user is None:
         raise HTTPException(401, "sign in to act on alerts")
     if action not in ACTIONS:
-        raise HTTPException(404, f"unknown action {action!r}")
+        raise HTTPException(404, "unknown action")
     state = request.app.state
     try:
         with state.store.session() as session:  # committed here, before the redirect
@@ -173,10 +186,10 @@ def alert_action(
                 raise HTTPException(404, f"no alert with id {alert_id}")
             perform(session, action, alert_id, user, note, cause or None)
     except BenchwatchError as exc:  # validated before anything is written
-        request.session["flash"] = {"kind": "error", "text": exc.message}
+        _flash(request, "error", exc.message)
     else:
         log.info("alert %s: %s by %s", alert_id, action, user)
-        request.session["flash"] = {"kind": "ok", "text": f"{ACTIONS[action].lower()}: recorded"}
+        _flash(request, "ok", f"{ACTIONS[action].lower()}: recorded")
     state.page_cache.invalidate()
     return RedirectResponse(f"/alerts/{alert_id}#audit", status_code=303)
 
@@ -197,18 +210,29 @@ def _chosen(what: str, value: str | None, valid: list[str], where: str) -> str |
 
 
 @router.get("/series", response_class=HTMLResponse)
-def series_page(
+async def series_page(
     request: Request,
-    source: Optional[str] = None,
-    platform: Optional[str] = None,
-    kernel: Optional[str] = None,
-    metric: Optional[str] = None,
-    session: Session = Depends(db),
+    source: Optional[str] = Query(None, max_length=16),
+    platform: Optional[str] = Query(None, max_length=64),
+    kernel: Optional[str] = Query(None, max_length=255),
+    metric: Optional[str] = Query(None, max_length=255),
 ):
+    """Cached like the alert pages (a new ingest drops it): the chart and the per-shape table
+    of a big run cost a few hundred milliseconds, not to be paid on every request."""
     source = _opt(source) or "dashboard"
     if source not in SOURCES:
         raise HTTPException(404, f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
     platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)
+
+    def build() -> str:
+        with request.app.state.store.session() as session:
+            return _series_html(request, session, source, platform, kernel, metric)
+
+    return await cached(request, ("series", source, platform, kernel, metric), build)
+
+
+def _series_html(request: Request, session: Session, source: str, platform: str | None,
+                 kernel: str | None, metric: str | None) -> str:
     platforms = choices.platforms(session, source)
     platform = _chosen("platform", platform, platforms, f" for {source}")
     kernels = choices.kernels(session, source, platform) if platform else []
@@ -229,7 +253,7 @@ def series_page(
         sid = dict((m, s) for s, m in rows).get(metric)
         chart = series_chart(session, sid) if sid is not None else None
         shapes = latest_shapes(session, track_id)
-    return render(
+    return render_html(
         request, "series.html", sources=SOURCES, source=source, platforms=platforms, platform=platform,
         kernels=kernels, kernel=kernel, metrics=metrics, metric=metric, chart=chart, shapes=shapes,
     )
@@ -281,19 +305,33 @@ def login_form(request: Request, next: str = "/"):
     return render(request, "login.html", next=_safe_next(next), error=None, needs_csrf=True)
 
 
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
 @router.post("/login")
 def login(
     request: Request,
-    name: str = Form(""),
-    password: str = Form(""),
-    csrf_token: str = Form(""),
-    next: str = Form("/"),
+    name: str = Form("", max_length=NAME_MAX),
+    password: str = Form("", max_length=SECRET_MAX),
+    csrf_token: str = Form("", max_length=CSRF_MAX),
+    next: str = Form("/", max_length=NEXT_MAX),
 ):
     if not auth.csrf_ok(request, csrf_token):
         return render(request, "login.html", 403, next=_safe_next(next), needs_csrf=True,
                       error="the form expired; try again")
+    limits = request.app.state.signin_limits
+    address = client_address(request)
+    verdict = limits.check(name, address)
+    if not verdict.allowed:
+        log.warning("web sign-in throttled (too many failures for this name or address)")
+        response = render(request, "login.html", 429, next=_safe_next(next), needs_csrf=True,
+                          error=f"too many failed sign-ins: try again in {verdict.retry_after_s} s")
+        response.headers["Retry-After"] = str(verdict.retry_after_s)
+        return response
     result = auth.check_credentials(request.app.state.settings.web, name, password)
     if not result.ok:
+        limits.failed(name, address)
         log.info("web sign-in refused")
         return render(request, "login.html", 401, next=_safe_next(next), needs_csrf=True,
                       error=result.error)
@@ -303,7 +341,7 @@ def login(
 
 
 @router.post("/logout")
-def logout(request: Request, csrf_token: str = Form("")):
+def logout(request: Request, csrf_token: str = Form("", max_length=CSRF_MAX)):
     if auth.csrf_ok(request, csrf_token):
         auth.log_out(request)
     return RedirectResponse("/", status_code=303)

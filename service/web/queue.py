@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
-from service.store.alert_reads import check_choice, effective_cause
+from service.store.alert_reads import check_choice, effective_cause, human_decisions
 from service.store.status import SOURCES
 from service.store.tables import Alert, AlertGroup, HealthAlert, Run, Series, Track
 
@@ -142,6 +142,7 @@ def build_rows(session: Session) -> list[QueueRow]:
             gid = groups[gid].parent_id
         return gid
 
+    decided = human_decisions(session) if any(a.human_cause for a in alerts) else {}
     by_group: dict[int, list] = defaultdict(list)
     rows: list[QueueRow] = []
     for a in alerts:
@@ -169,8 +170,8 @@ def build_rows(session: Session) -> list[QueueRow]:
             continue
         pairs = by_group.get(gid, [])
         members = tuple(sorted((m for _, m in pairs), key=lambda m: m.alert_id))
-        cause, _ = effective_cause(g.cause, [{"human_cause": a.human_cause}
-                                             for a, _ in sorted(pairs, key=lambda p: p[0].id)])
+        cause, _ = effective_cause(g.cause, [{"id": a.id, "human_cause": a.human_cause}
+                                             for a, _ in sorted(pairs, key=lambda p: p[0].id)], decided)
         date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
         plats = tuple(sorted({m.platform_short for m in members} | ({g.platform_short} if g.platform_short else set())))
         rows.append(QueueRow(
