@@ -284,3 +284,26 @@ def test_harness_commits_rank_low_as_culprits(history, rules):
 def test_bad_kind_is_refused(rules):
     with pytest.raises(ValueError):
         find_change_commit(CommitWindow("a" * 40, "b" * 40), "kernel", rules)  # type: ignore[arg-type]
+
+
+def test_a_commit_that_touches_the_moved_kernels_own_files_is_not_another_slices(history, rules):
+    """[cutedsl] 8379fd86 regenerates rms_norm_per_block_quant's checked-in sm100 config: for that
+    pretuned kernel on b200 it is direct evidence, not a CuTe commit to discount; for another
+    kernel the tag still says "another slice"."""
+    c = _by_sha(history, "8379fd86")
+    mine = _score(c, "b200", rules, ("rms_norm_per_block_quant",))
+    other = _score(c, "b200", rules, ("softmax",))
+    assert "names kernel rms_norm_per_block_quant" in mine.reasons
+    assert not any(r.startswith("other slice") for r in mine.reasons)
+    assert any(r.startswith("other slice") for r in other.reasons)
+    assert mine.score > 2 * other.score
+
+
+def test_a_commit_about_another_kernel_family_is_discounted(history, rules):
+    """A matmul commit cannot explain a reduction-only move as well as it explains a gemm one."""
+    c = next(c for c in history if "matmul" in c.subject.lower() and not subject_tags(c.subject)
+             and any(f.startswith("helion/") for f in c.files))
+    reduction = _score(c, "b200", rules, ("rms_norm", "layer_norm"))
+    gemm = _score(c, "b200", rules, ("gemm",))
+    assert any("not the moved ones: discounted" in r for r in reduction.reasons)
+    assert reduction.score < gemm.score

@@ -98,7 +98,7 @@ def test_a_decisive_observation_outweighs_several_votes():
 @pytest.mark.parametrize("head, lat, comps, want", [
     (-10, 11, (0, 0), ("agree", "flat")),  # Helion slower on both timers, baselines flat
     (-10, 0, (0, 0), ("speedup_only", "flat")),  # only the cudagraph timer moved
-    (0, 12, (0, 0), ("latency_only", "flat")),  # only do_bench moved
+    (0, 12, (0, 0), ("latency_only", "unknown")),  # only do_bench moved: "Helion-only" says nothing
     (-10, -10, (0, 0), ("opposite", "flat")),  # speedup down, latency down: the timers disagree
     (-10, 0, (-10, -9), ("speedup_only", "with_helion")),  # every speedup moved: the baseline changed
     (-10, 11, (-2, -9), ("agree", "mixed")),
@@ -191,3 +191,20 @@ def test_members_inherit_the_event_but_a_kernel_whose_own_measurement_changed_ke
 def test_honest_speedup_side(cause, kind, want):
     value, reason = honest_speedup(move(), cause, kind)
     assert value == pytest.approx(want) and reason
+
+
+def test_platforms_that_share_a_global_change_are_decided_together():
+    """The autotune budget capped on every platform one night: a platform whose own footprint
+    looks like Helion got slower takes the cause the shared change explains on all of them."""
+    # the same window on every platform: the same (weak) best commit
+    looks_real = event([k("gemm", -9, 10, compile_pct=-10)], platform="h100", platform_facts=(AUTOTUNE,),
+                       top_candidate=commit(0.45))
+    alone = classify_event(looks_real, TABLE)
+    assert alone.cause == "real"
+    others = classify_event(CASES["autotune"][0], TABLE)
+    # three platforms where the cap shows plainly (compile time collapsed), one where it does not
+    pooled = {c: alone.explanation.scores[c] + 3 * others.explanation.scores[c] for c in alone.explanation.scores}
+    assert max(pooled, key=pooled.get) == "method_change"
+    together = classify_event(looks_real, TABLE, pooled=pooled)
+    assert (together.cause, together.kind) == ("method_change", "autotune")
+    assert together.culprit is None and "every platform" in together.evidence[0].detail

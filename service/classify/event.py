@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
+    GLOBAL_METHOD_FACTS,
     KERNEL_METHOD_FACTS,
     EventInput,
     Thresholds,
@@ -43,17 +44,30 @@ class EventVerdict:
     ended: bool = False
 
 
-def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None = None) -> EventVerdict:
+def shared_facts(ev: EventInput) -> frozenset[tuple[str, str, str | None]]:
+    """Facts about how *every* kernel is measured (pins, autotune, timer flags): the platforms of
+    one nightly that share one moved because of the same change, and are explained together."""
+    return frozenset((f.kind, f.path, f.new) for f in ev.platform_facts if f.kind in GLOBAL_METHOD_FACTS)
+
+
+def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None = None,
+                   pooled: dict[str, float] | None = None) -> EventVerdict:
+    """The event's verdict. ``pooled``: log-likelihoods summed over the platforms of the nightly
+    that share a change to how every kernel is measured; they decide the cause together."""
     th = th or Thresholds()
     obs = observe(ev, th)
     ex = explain(obs, table)
     cause = ex.cause
+    if pooled:
+        cause = max(pooled, key=lambda c: (pooled[c], -list(pooled).index(c)))
     kind = kind_of(cause, obs, ev)
     lean = {name: (c, m) for name, c, m in ex.leaning}
     evidence = []
     decisive = ex.decisive
-    head = (f"{CAUSE_WORDS[cause]} ({kind}): explains every observation best "
-            f"(log-likelihood {', '.join(f'{c} {v:+.1f}' for c, v in ex.scores.items())})")
+    scores = pooled or ex.scores
+    where = "on every platform that shares the change" if pooled else "best"
+    head = (f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where} "
+            f"(log-likelihood {', '.join(f'{c} {v:+.1f}' for c, v in scores.items())})")
     if decisive is not None:
         head += f"; decisive: {decisive.detail}"
     evidence.append(Evidence("event", cause, head, {
@@ -66,8 +80,8 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
         evidence.append(Evidence(o.name, verdict, o.detail,
                                  {"value": o.value, "decisive": decisive is o, **o.facts}))
     culprit = None
-    if cause == "real" and ev.top_candidate is not None and ev.top_candidate.score >= th.weak_culprit:
-        culprit = ev.top_candidate
+    if cause == "real" and ev.top_candidate is not None and ev.top_candidate.score >= th.report_culprit:
+        culprit = ev.top_candidate  # the best lead a person has, with its score and reasons
     change = _change_fact(cause, ev)
     return EventVerdict(cause, kind, ex.confidence, tuple(evidence), ex, culprit, change, ev.ended)
 

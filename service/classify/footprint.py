@@ -40,6 +40,7 @@ class Thresholds:
     most_min_kernels: int = 3  # ... and at least this many kernels
     strong_culprit: float = 0.6
     weak_culprit: float = 0.4
+    report_culprit: float = 0.2  # a real event names its best commit from this score on
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
     else:
         timers = "unknown"
     steps = [c for c in k.comparators if c is not None]
-    if not steps or k.headline is None:
-        comps = "unknown"
+    if not steps or k.headline is None or (not h and not any(_moved(c, th) for c in steps)):
+        comps = "unknown"  # "Helion-only" means nothing when Helion's speedup did not move either
     else:
         ref = k.headline.log_step
         together = [c for c in steps if _moved(c, th) and (c.log_step > 0) == (ref > 0)
@@ -162,6 +163,15 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         v, c = _majority(vals)
         obs.append(Observation("per_baseline", v, f"Helion against each named baseline: {_count(c) or 'no breakdown'}",
                                {"counts": dict(c)}))
+
+    perf = [k for k in ev.kernels if _moved(k.headline, th) or (k.latency is not None and _moved(k.latency, th))
+            or any(_moved(c, th) for c in k.comparators if c is not None)]
+    if ev.kernels and not perf and any(k.compile is not None and _moved(k.compile, th) for k in ev.kernels):
+        obs.append(Observation("metrics", "compile_only", "only compile time moved: no timer of any kernel did",
+                               {"kernels": len(ev.kernels)}))
+    else:
+        obs.append(Observation("metrics", "performance", f"{len(perf)} kernel(s) moved on a timer",
+                               {"kernels": len(perf)}))
 
     ran = max(ev.ran, n)
     share = n / ran if ran else 1.0

@@ -33,6 +33,9 @@ class ClassifySettings(BaseModel):
     # culprit scores are in [0, 1] (config/slices.toml): below weak no commit matches the slice
     culprit_min_score: float = Field(0.4, ge=0, le=1)
     culprit_strong_score: float = Field(0.6, ge=0, le=1)
+    # a real event still names its best-ranked commit from this score on (with its score and
+    # reasons): the lead a person would check first, even when no commit matches the slice well
+    culprit_report_score: float = Field(0.2, ge=0, le=1)
     # a short excursion is a hardware episode only when this many kernels made it together
     group_min_kernels: int = Field(3, ge=2)
 

@@ -271,12 +271,16 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
                 break
 
     score = min(1.0, raw)
-    own_evidence = bool(own_tag or own_path)
+    # touching the moved kernel's own files (its example, its pretuned folder and configs) is
+    # evidence about this move whatever slice the commit is tagged for
+    own_files = any(_names_kernel_file(f, stems) for _, _, stems in names for f in c.files)
+    own_evidence = bool(own_tag or own_path or own_files)
     other_tag = next((t for t in tags if t in sl.other_tags), None)
     other_path = next((p for f in c.files if (p := _matching_prefix(f, sl.other_paths))), None)
     other_hint = None if (own_evidence or hint) else _first_mention(c.subject, sl.other_hints)
     if not own_evidence and (other_tag or other_path or other_hint):
-        score *= w.other_slice
+        # backend-neutral code touched as well can still move this platform: discount less
+        score *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
         if other_tag:
             reasons.append(f"other slice [{_as_written(c.subject, other_tag)}]: discounted")
         elif other_path:

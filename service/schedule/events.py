@@ -62,7 +62,7 @@ class EventGatherer:
         self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
                              compile_drop_pct=c.compile_drop_pct, most_fraction=c.most_fraction,
                              most_min_kernels=c.most_min_kernels, strong_culprit=c.culprit_strong_score,
-                             weak_culprit=c.culprit_min_score)
+                             weak_culprit=c.culprit_min_score, report_culprit=c.culprit_report_score)
 
     # --- per kernel ---------------------------------------------------------------------------
 
@@ -152,9 +152,15 @@ class EventGatherer:
         )
         return ev, lead, ranked[:10]
 
-    def explain(self, group: "MoveGroup", night_groups: list["MoveGroup"]) -> GroupVerdict:
-        ev, lead, ranked = self.event_input(group, night_groups)
-        v = classify_event(ev, self.stages.table, self.th)
+    def scores(self, ev: EventInput) -> dict[str, float]:
+        from service.classify.explain import explain
+        from service.classify.footprint import observe
+
+        return explain(observe(ev, self.th), self.stages.table).scores
+
+    def explain(self, group: "MoveGroup", gathered: tuple, pooled: dict[str, float] | None = None) -> GroupVerdict:
+        ev, lead, ranked = gathered
+        v = classify_event(ev, self.stages.table, self.th, pooled)
         change = None
         if v.change_fact is not None:
             change = self.stages.attribute(lead, v.change_fact)
@@ -190,7 +196,9 @@ def _noise(m: Move, bar: float) -> Classification:
 def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"],
                    context: list["MoveGroup"] | None = None) -> dict[int, GroupVerdict]:
     """A verdict per platform group (keyed by id(group)), each with the others of its nightly
-    (from ``context``, default ``groups``) as context."""
+    (from ``context``, default ``groups``) as context. Platform groups of one nightly that share a
+    change to how every kernel is measured (a torch pin, the autotune budget, a timer flag) are
+    decided together: one change, one cause, on every platform it reached."""
     gatherer = EventGatherer(stages, view)
     wanted = {id(g) for g in groups}
     platform_groups = [g for g in (context if context is not None else groups) if g.platform_short is not None]
@@ -202,11 +210,36 @@ def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup
         order[id(g)] = o
         if o is not None:
             by_night[o].append(g)
-    out: dict[int, GroupVerdict] = {}
+    gathered: dict[int, tuple] = {}
     for g in platform_groups:
         if id(g) not in wanted:
             continue
         o = order[id(g)]
         near = [x for d in (-1, 0, 1) for x in by_night.get(o + d, ())] if o is not None else [g]
-        out[id(g)] = gatherer.explain(g, near)
+        gathered[id(g)] = gatherer.event_input(g, near)
+    pooled = _pool(gatherer, gathered, order)
+    return {gid: gatherer.explain(next(g for g in platform_groups if id(g) == gid), got, pooled.get(gid))
+            for gid, got in gathered.items()}
+
+
+def _pool(gatherer: EventGatherer, gathered: dict[int, tuple], order: dict[int, int | None]
+          ) -> dict[int, dict[str, float]]:
+    """Summed log-likelihoods per set of same-night platform groups sharing a global method fact."""
+    from service.classify.event import shared_facts
+
+    sets: dict[tuple, list[int]] = defaultdict(list)
+    for gid, (ev, _lead, _ranked) in gathered.items():
+        for fact in shared_facts(ev):
+            sets[(order.get(gid), fact)].append(gid)
+    out: dict[int, dict[str, float]] = {}
+    for (_night, _fact), gids in sets.items():
+        if len(gids) < 2 or _night is None:
+            continue
+        total: dict[str, float] = defaultdict(float)
+        for gid in gids:
+            for cause, v in gatherer.scores(gathered[gid][0]).items():
+                total[cause] += v
+        for gid in gids:
+            if gid not in out:
+                out[gid] = dict(total)
     return out
