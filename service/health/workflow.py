@@ -17,18 +17,11 @@ import re
 
 import yaml
 
-from service.culprit.facts import dispatch_kernel_defaults
+from service.culprit.facts import DISPATCH, dispatch_kernel_defaults  # noqa: F401 (DISPATCH: matrix.py reads it here)
+from service.culprit.facts import PLATFORM_KERNEL_INPUTS as PLATFORM_INPUTS
 from service.health.records import Expected
 
-DISPATCH = ".github/workflows/benchmark_dispatch.yml"
 NIGHTLY = ".github/workflows/benchmark_nightly.yml"
-PLATFORM_INPUTS: dict[str, tuple[str, ...]] = {
-    "h100": ("kernels", "kernels_linattn"),
-    "b200": ("kernels", "kernels_linattn"),
-    "b200_cute": ("kernels_cute",),
-    "mi350x": ("kernels",),
-    "tpu": ("kernels_tpu", "kernels_tpu_bridge"),
-}
 _ALIAS = re.compile(r"^\s*alias:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
 _RUN_INPUT = re.compile(r"\brun_([A-Za-z0-9_]+)\s*:\s*['\"]?true['\"]?", re.I)
 
