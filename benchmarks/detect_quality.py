@@ -371,7 +371,7 @@ def world_detection(settings: DetectSettings, seed: int = 101, nightlies: int = 
 
     Scores only what detection owns: labelled steps found within 2 nightlies, first-bad exact,
     noise events (blip/outlier) left alone, and moves that no planted event explains; plus the
-    time of one detect over all series. (benchmarks/world_quality.py scores the whole pipeline.)
+    time of one detect over all series. (benchmarks/triage_quality.py scores the whole pipeline.)
     """
     from datetime import datetime
 

@@ -15,7 +15,7 @@ BENCHMARKS: tuple[tuple[str, ...], ...] = (
     ("benchmarks.cli_startup",),
     ("benchmarks.ingest_speed",),
     ("benchmarks.detect_quality",),
-    ("benchmarks.world_quality",),
+    ("benchmarks.triage_quality",),  # ours and blind worlds side by side, with the two anchors
     ("benchmarks.detect_speed",),
     ("benchmarks.web_load",),
     ("benchmarks.web_load", "--note-every", "1"),  # on-call writing while 20 people read
