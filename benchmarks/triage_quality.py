@@ -153,7 +153,7 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
                     posted.setdefault(a["id"], n if n > start else -1)
     with store.session() as s:
         alerts = [_neutral(a, posted) for a in list_alerts(s, status="all")]
-        alerts += _outages(s)
+        timings["outage_alerts"] = _outages(s)
     store.dispose()
     nd = timings["nightly_detect_s"]
     timings["nightly_detect_s"] = round(sorted(nd)[len(nd) // 2], 3) if nd else None
@@ -251,7 +251,17 @@ def evaluate(name: str, world, workdir: Path, start: int) -> dict:
     ours, timings = benchwatch_alerts(world, workdir, start)
     out = {"world": name, "nights": len(world.nights), "series": world.series_count(),
            "replayed_from": start, "timings": timings, "monitors": {}}
+    outages = timings.pop("outage_alerts")
     out["monitors"]["benchwatch"] = score(world, ours)
+    # platform outages are health alerts, not moves: scored on their own (a night of missing data
+    # that a world does not label is still an outage, so they never count as false alerts)
+    labels = [lab for lab in world.labels if lab.kind == "outage"]
+    hit = sum(1 for lab in labels if any(
+        a["source"] == lab.source and (a["platform_short"], a["kernel"]) in set(map(tuple, lab.members))
+        and world.night_of(a["first_bad_run_id"]) is not None
+        and abs(world.night_of(a["first_bad_run_id"]) - world.night_of(lab.first_bad_run_id)) <= 2 for a in outages))
+    out["outages"] = {"labels": len(labels), "raised_as_health_alerts": hit,
+                      "platform_outage_alerts": len({(a["platform_short"], a["first_bad_run_id"]) for a in outages})}
     for monitor, alerts in anchors(world).items():
         out["monitors"][monitor] = score(world, alerts)
     out["seconds"] = round(time.perf_counter() - t0, 1)
