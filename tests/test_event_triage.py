@@ -208,3 +208,14 @@ def test_platforms_that_share_a_global_change_are_decided_together():
     together = classify_event(looks_real, TABLE, pooled=pooled)
     assert (together.cause, together.kind) == ("method_change", "autotune")
     assert together.culprit is None and "every platform" in together.evidence[0].detail
+
+
+def test_the_table_is_read_from_the_config_folder_of_benchwatch_home(tmp_path, monkeypatch):
+    """In the image the package is installed elsewhere; config/ sits in BENCHWATCH_HOME."""
+    from service.classify.explain import default_table_path
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "causes.toml").write_text((default_table_path()).read_text())
+    monkeypatch.setenv("BENCHWATCH_HOME", str(tmp_path))
+    assert default_table_path() == tmp_path / "config" / "causes.toml"
+    assert load_table().observations == TABLE.observations

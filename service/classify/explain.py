@@ -25,7 +25,10 @@ CAUSES = ("real", "method_change", "hardware")
 
 
 def default_table_path() -> Path:
-    return Path(__file__).resolve().parents[2] / "config" / "causes.toml"
+    """Beside the other config files (the checkout, or BENCHWATCH_HOME in the image)."""
+    from service.config import project_root
+
+    return project_root() / "config" / "causes.toml"
 
 
 class LikelihoodTable(BaseModel):
