@@ -307,3 +307,13 @@ def test_a_commit_about_another_kernel_family_is_discounted(history, rules):
     gemm = _score(c, "b200", rules, ("gemm",))
     assert any("not the moved ones: discounted" in r for r in reduction.reasons)
     assert reduction.score < gemm.score
+
+
+def test_a_subject_that_names_another_device_is_discounted_even_on_shared_paths(history, rules):
+    """[autotuner][sm100] ... B200 touches the Triton heuristics H100 shares: the author meant B200."""
+    c = next(c for c in history if "sm100" in subject_tags(c.subject)
+             and any(f.startswith("helion/_compiler/autotuner_heuristics/triton") for f in c.files))
+    b200, h100 = _score(c, "b200", rules, ("jsd",)), _score(c, "h100", rules, ("jsd",))
+    assert any("names another device" in r for r in h100.reasons)
+    assert not any("another device" in r for r in b200.reasons)
+    assert h100.score < b200.score / 2

@@ -278,7 +278,15 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     other_tag = next((t for t in tags if t in sl.other_tags), None)
     other_path = next((p for f in c.files if (p := _matching_prefix(f, sl.other_paths))), None)
     other_hint = None if (own_evidence or hint) else _first_mention(c.subject, sl.other_hints)
-    if not own_evidence and (other_tag or other_path or other_hint):
+    # the subject names another device or backend and never this one ("[sm100] ... B200" for an
+    # H100 move): the author meant that machine, even where the touched paths are shared
+    other_device = None
+    if not (own_tag or hint or own_files):
+        other_device = other_tag or _first_mention(c.subject, sl.other_hints)
+    if other_device and own_evidence:
+        score *= w.other_slice
+        reasons.append(f"subject names another device ({other_device}): discounted")
+    elif not own_evidence and (other_tag or other_path or other_hint):
         # backend-neutral code touched as well can still move this platform: discount less
         score *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
         if other_tag:
