@@ -257,19 +257,24 @@ class Alert(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime)
 
 
-class AlertHistory(Base):
-    """The audit trail: who did what to an alert, when, and why."""
+class AuditColumns:
+    """Who did what, when, and why: the rows of both audit trails (moves and health alerts)."""
 
-    __tablename__ = "alert_history"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), index=True)
     at: Mapped[datetime] = mapped_column(DateTime)
     by: Mapped[str] = mapped_column(String(255))
     action: Mapped[str] = mapped_column(String(32))
     old_value: Mapped[str | None] = mapped_column(Text, nullable=True)
     new_value: Mapped[str | None] = mapped_column(Text, nullable=True)
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class AlertHistory(AuditColumns, Base):
+    """The audit trail: who did what to an alert, when, and why."""
+
+    __tablename__ = "alert_history"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    alert_id: Mapped[int] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), index=True)
 
 
 class TrackFlags(Base):
@@ -320,7 +325,7 @@ class HealthAlert(Base):
     recovered_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
-class HealthHistory(Base):
+class HealthHistory(AuditColumns, Base):
     """The audit trail of a health alert (the same rows as `AlertHistory`)."""
 
     __tablename__ = "health_history"
@@ -329,12 +334,6 @@ class HealthHistory(Base):
     health_alert_id: Mapped[int] = mapped_column(
         ForeignKey("health_alerts.id", ondelete="CASCADE"), index=True
     )
-    at: Mapped[datetime] = mapped_column(DateTime)
-    by: Mapped[str] = mapped_column(String(255))
-    action: Mapped[str] = mapped_column(String(32))
-    old_value: Mapped[str | None] = mapped_column(Text, nullable=True)
-    new_value: Mapped[str | None] = mapped_column(Text, nullable=True)
-    note: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # --- notify side -------------------------------------------------------------------------
