@@ -386,10 +386,7 @@ def _detect_source(
     # an event whose every member is old and stored keeps its stored verdict: its evidence has
     # settled, and re-explaining a year of events every night would cost seconds for nothing
     fresh = [g for g in groups if not all(move_key(m) in settled for m in g.moves)]
-    fresh_ids = {id(g) for g in fresh}
-    fresh += [g for g in groups if g.platform_short is None and any(id(c) in fresh_ids for c in g.children)]
-    verdicts = explain_groups(stages, view, [g for g in groups if id(g) in fresh_ids],
-                              context=groups)
+    verdicts = explain_groups(stages, view, fresh, context=groups)
     cls_of: dict[tuple, Classification] = {}
     for gv in verdicts.values():
         cls_of.update(gv.members)
