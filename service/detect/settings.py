@@ -54,6 +54,18 @@ class DetectSettings(BaseModel):
     # a confirmed move this many nightlies old keeps its stored verdict: its evidence has settled,
     # and re-weighing hundreds of old moves every night would cost seconds for nothing
     settle_nights: int = Field(14, ge=1, le=365)
+    # platform-wide steps (detect/pooled.py): on a nightly where at least pooled_fraction of the
+    # series of one platform and metric that ran (and at least pooled_min_series; 0 = off) moved
+    # the same way by pooled_sigma standard errors (median of pooled_window nights after vs
+    # before, given the series' own noise), their Stouffer sum over every series that ran is at
+    # least pooled_combined, and the median move is at least pooled_min_pct %, each is a move
+    pooled_min_series: int = Field(3, ge=0, le=1000)
+    pooled_fraction: float = Field(0.5, gt=0, le=1)
+    pooled_sigma: float = Field(1.5, gt=0, le=100)  # a member's step, in standard errors
+    pooled_combined: float = Field(5.0, gt=0, le=100)  # Stouffer's z over the series that ran
+    pooled_window: int = Field(7, ge=3, le=60)
+    pooled_min_pct: float = Field(1.5, ge=0, le=1000)
+    pooled_noise_floor: float = Field(0.002, ge=0, le=1)  # smallest log-unit sigma assumed
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> "DetectSettings":
