@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
+from service.classify.settings import ClassifySettings
+from service.detect.settings import DetectSettings
 from service.errors import BenchwatchError, invalid
 
 
@@ -172,8 +174,9 @@ class Settings(BaseSettings):
     schedule: ScheduleSettings = ScheduleSettings()
     web: WebSettings = WebSettings()
     health: HealthSettings = HealthSettings()
-    detect: dict[str, Any] = Field(default_factory=dict)
-    classify: dict[str, Any] = Field(default_factory=dict)
+    # typed like every other section, so a typo'd knob stops every command at start, not the first pass
+    detect: DetectSettings = DetectSettings()
+    classify: ClassifySettings = ClassifySettings()
 
     @field_validator("database")
     @classmethod
