@@ -24,6 +24,7 @@ from service.schedule.ingest_pass import ingest_guarded
 from service.store.health_writer import note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
+from service import domain
 from service.records import naive
 from service.store.tables import SchemaNote
 
@@ -127,8 +128,8 @@ def run_once(
     summary = RunSummary()
     with run_lock(store):
         _note(store, "run_once.last_started", naive(datetime.now(timezone.utc)).isoformat())
-        _ingest(store, settings, "dashboard", dashboard, summary, now)
-        _ingest(store, settings, "pretuned", pretuned, summary, now)
+        _ingest(store, settings, domain.Source.DASHBOARD, dashboard, summary, now)
+        _ingest(store, settings, domain.Source.PRETUNED, pretuned, summary, now)
         try:
             result = (detect or _default_detect)(store, settings, repo_path, now=now, fetch=fetch_repo)
             summary.detect = result.line() if hasattr(result, "line") else str(result)

@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from service.domain import metric
 from service.records import AttributeChange, RunRef, SeriesData, SeriesKey, SeriesPoint, aware, naive
 from service.store.tables import DetectState, Point, Run, Series, ShapeValue, Track, TrackEvent
 
@@ -236,7 +237,7 @@ def attribute_changes_of(
         return {
             m.split(":")[1]
             for m, vals in per_metric.items()
-            if m.startswith("baseline:") and vals.get(pk) is not None
+            if metric(m).baseline is not None and vals.get(pk) is not None
         }
 
     b_old, b_new = baselines(last_good_pk), baselines(first_bad_pk)
