@@ -85,8 +85,6 @@ class AlertStatus(StrEnum):
 STATUSES: tuple[str, ...] = tuple(s.value for s in AlertStatus)
 # still on someone's plate: shown in the default ("active") queue, re-opened by a new nightly
 ACTIVE_STATUSES = frozenset({AlertStatus.OPEN, AlertStatus.ACKNOWLEDGED})
-# a person (or recovery) closed it
-CLOSED_STATUSES = frozenset({AlertStatus.RESOLVED, AlertStatus.DISMISSED})
 
 
 class Source(StrEnum):

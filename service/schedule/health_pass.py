@@ -22,7 +22,6 @@ from service.domain import SOURCES, Source
 from service.store.tables import Run
 
 log = logging.getLogger(__name__)
-_SOURCE_KINDS = ("no_nightly", "fetch_failing")
 
 
 @dataclass

@@ -135,8 +135,6 @@ def run_once(
             summary.detect = result.line() if hasattr(result, "line") else str(result)
         except BenchwatchError as exc:
             summary.errors.append(f"detect: {exc.message}")
-        except ImportError as exc:  # a stage missing from this install: still deliver the outbox
-            summary.errors.append(f"detect: stage not available ({exc})")
         except Exception as exc:  # noqa: BLE001 - queued Slack messages still go out
             log.exception("run-once: detect failed")
             summary.errors.append(f"detect: unexpected {exc.__class__.__name__}: {_first_line(exc)}")

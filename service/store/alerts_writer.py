@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from service.domain import AlertStatus, MoveState
 from service.records import Classification, Move, RunRef, SeriesKey, aware, naive
 from service.store.alert_reads import commit_json, related_json
-from service.store.series_reads import RunRow
+from service.store.series_io import RunRow
 from service.store.tables import Alert, AlertGroup, AlertHistory
 
 MACHINE = "benchwatch"

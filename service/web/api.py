@@ -12,7 +12,7 @@ from service.errors import BenchwatchError
 from service.domain import STATUSES, AlertStatus, Cause, Source
 from service.records import SeriesKey
 from service.store.alert_reads import get_alert, group_json, iso, list_alerts
-from service.store.series_reads import load_one, series_refs
+from service.store.series_io import load_one, series_refs
 from service.store.status import store_status
 from service.store.tables import AlertGroup
 from service.web.deps import DbId, db, scheduler_info
