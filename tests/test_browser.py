@@ -19,7 +19,7 @@ from service.store.db import Store
 from service.web.app import create_app
 from tests.net import free_port
 from service.web.auth import hash_password
-from tests.test_web_data import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
+from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "browser-pass-123"

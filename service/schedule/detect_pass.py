@@ -33,7 +33,7 @@ from service.store.alerts_writer import (
     upsert_group,
 )
 from service.store.db import Store
-from service.store.series_reads import (
+from service.store.series_io import (
     RunRow,
     SeriesProgress,
     SeriesRef,

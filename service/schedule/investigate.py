@@ -25,7 +25,7 @@ from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _al
 from service.store.alert_reads import commit_json, related_json, run_json
 from service.store.alerts_writer import evidence_item
 from service.store.db import Store
-from service.store.series_reads import series_refs
+from service.store.series_io import series_refs
 from service.store.tables import Track
 
 

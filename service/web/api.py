@@ -9,9 +9,10 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import Cause, SeriesKey, Source
+from service.domain import STATUSES, AlertStatus, Cause, Source
+from service.records import SeriesKey
 from service.store.alert_reads import get_alert, group_json, iso, list_alerts
-from service.store.series_reads import load_one, series_refs
+from service.store.series_io import load_one, series_refs
 from service.store.status import store_status
 from service.store.tables import AlertGroup
 from service.web.deps import DbId, db, scheduler_info
@@ -22,7 +23,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/alerts", summary="Alerts, newest first (same objects as `benchwatch alerts --format json`)")
 def api_alerts(
-    status: str = Query("open", description="open | acknowledged | resolved | dismissed | all"),
+    status: str = Query(AlertStatus.OPEN.value, description=" | ".join((*STATUSES, "all"))),
     platform: Optional[str] = Query(None, max_length=64),
     cause: Optional[Cause] = None,
     source: Optional[Source] = None,
