@@ -384,5 +384,5 @@ def test_queue_shows_the_cause_slack_shows_when_on_call_reclassified_some_member
     with store.session() as s:
         row = next(r for r in build_rows(s) if r.group_id == world.groups["hardware"])
         slack = group_view(s, s.get(AlertGroup, world.groups["hardware"]))
-    assert slack["cause"] == "method_change" and row.cause == slack["cause"]
+    assert slack.cause == "method_change" and row.cause == slack.cause
     assert row.machine_cause == "hardware"
