@@ -153,7 +153,8 @@ def test_api_alerts_are_the_cli_objects(client, store, world):
     assert missing.status_code == 404 and missing.json() == {"error": "no alert with id 999999"}
     assert client.get("/api/alerts?status=closed").status_code == 400
     group = client.get(f"/api/groups/{world.groups['hardware']}").json()
-    assert len(group["alerts"]) == 5
+    assert len(group["alerts"]) == 5 and len(group["kernels"]) == 5
+    assert group["headline"] == "vector_add and 4 more on h100 lost 15–19% speedup on 2026-01-21 — hardware issue"
     schema = client.get("/api/openapi.json").json()
     assert {"/api/alerts", "/api/alerts/{alert_id}", "/api/series", "/api/status"} <= set(schema["paths"])
 

@@ -141,6 +141,7 @@ def alerts_cmd(
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
     kind: str = typer.Option("move", "--kind", help="move (flagged moves) or health (no nightly, outages, failing kernels, accuracy)"),
+    groups: bool = typer.Option(False, "--groups", help="one line per group (what on-call works; act on it with G<id>)"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
     """The on-call queue: flagged moves with their cause, kind, evidence and status (or health alerts)."""
@@ -157,6 +158,9 @@ def alerts_cmd(
         _health_alerts(status, platform, cause, source, format)
         return
     check_choice("--cause", cause, CAUSES)
+    if groups:
+        _groups(status, platform, cause, source, format)
+        return
     with STATE.store().session() as session:
         check_choice("--platform", platform, choices.platforms(session, source))
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
@@ -177,6 +181,35 @@ def alerts_cmd(
             f"{c['sha']} {c['subject'][:40]}" if c else "-",
         )
     Console(width=200).print(table)
+
+
+def _groups(status: str, platform: str | None, cause: str | None, source: str | None,
+            format: OutputFormat) -> None:
+    """The groups as the group page and Slack show them (the same `GroupView`)."""
+    from service.notify import words
+    from service.notify.view import list_group_views
+    from service.store import choices
+
+    with STATE.store().session() as session:
+        check_choice("--platform", platform, choices.platforms(session, source))
+        views = list_group_views(session, STATE.settings(), status=status, platform=platform,
+                                 cause=cause, source=source)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps([v.to_json() for v in views], indent=1))
+        return
+    if not views:
+        typer.echo(f"no groups ({status})")
+        return
+    for v in views:
+        typer.echo(f"G{v.id}  {v.status:<12} {words.headline(v)}")
+        for r in v.kernels[:6]:
+            where = f"{r.platform_short}/" if len(v.platforms) > 1 else ""
+            typer.echo(f"      {where}{r.kernel}: {words.kernel_line(r)}")
+        if len(v.kernels) > 6:
+            typer.echo(f"      … and {len(v.kernels) - 6} more")
+        steps = words.next_steps(v)
+        if steps:
+            typer.echo(f"      next: {steps[0]}")
 
 
 def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,

@@ -127,6 +127,10 @@ class GroupView:
         return tuple(a["id"] for a in self.alerts)
 
     @property
+    def status(self) -> str:
+        return group_status([s for s, _ in self.statuses])
+
+    @property
     def postable(self) -> bool:
         """Worth a Slack message: something moved, it is not noise, and someone still has work."""
         return bool(self.alerts) and self.state != "retracted" and self.cause != "noise" \
@@ -154,6 +158,18 @@ class GroupView:
 
 
 # --- pure helpers (hand-made alert dicts in tests) ----------------------------------------
+
+
+def group_status(statuses) -> str:
+    """Open while any member is open; then acknowledged; dismissed only when all are."""
+    s = set(statuses)
+    if not s or "open" in s:
+        return "open"
+    if "acknowledged" in s:
+        return "acknowledged"
+    if s == {"dismissed"}:
+        return "dismissed"
+    return "resolved"
 
 
 def _status_rank(status: str) -> int:
@@ -292,6 +308,33 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
         child_group_ids=children,
         alerts=tuple(live),
     )
+
+
+def list_group_views(session: Session, settings: Settings | None = None, *, status: str | None = "open",
+                     platform: str | None = None, cause: str | None = None,
+                     source: str | None = None) -> list[GroupView]:
+    """Top-level move groups, newest first-bad first (`alerts --groups`): filtered on the
+    group's status (as the queue reads it), platform, effective cause and source."""
+    from sqlalchemy import select
+
+    from service.store.tables import AlertGroup as Group, Run
+
+    q = (select(Group).join(Run, Run.id == Group.first_bad_run_pk)
+         .where(Group.parent_id.is_(None), Group.kind == "move")
+         .order_by(Run.date.desc(), Group.id.desc()))
+    if source is not None:
+        q = q.where(Group.source == source)
+    out = []
+    for group in session.scalars(q):
+        view = group_view(session, group, settings)
+        if status not in (None, "all") and view.status != status:
+            continue
+        if platform is not None and platform not in view.platforms:
+            continue
+        if cause is not None and view.cause != cause:
+            continue
+        out.append(view)
+    return out
 
 
 def _iso(dt: datetime) -> str:

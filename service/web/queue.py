@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
+from service.notify.view import group_status
 from service.store.alert_reads import check_choice, effective_cause, human_decisions
 from service.store.status import SOURCES
 from service.store.tables import Alert, AlertGroup, HealthAlert, Run, Series, Track
@@ -87,18 +88,6 @@ class QueuePage:
     pages: int
     cause_counts: dict[str, int]
     platforms: tuple[str, ...]
-
-
-def group_status(statuses: list[str]) -> str:
-    """Open while any member is open; then acknowledged; dismissed only when all are."""
-    s = set(statuses)
-    if not s or "open" in s:
-        return "open"
-    if "acknowledged" in s:
-        return "acknowledged"
-    if s == {"dismissed"}:
-        return "dismissed"
-    return "resolved"
 
 
 def build_rows(session: Session) -> list[QueueRow]:
