@@ -7,62 +7,23 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-import time
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
 from service.config import Settings, WebSettings
 from service.store.db import Store
 from service.web.app import create_app
-from tests.net import free_port
 from service.web.auth import hash_password
+from tests.browser import CHROMIUM, PASSWORD, PHONE, ROOT, Served, chart_points, need_chromium, wider_than_the_page
 from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
-
-CHROMIUM = "/usr/bin/chromium"
-PASSWORD = "browser-pass-123"
-ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.browser
 
 
-def _need_chromium() -> None:
-    if Path(CHROMIUM).exists():
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but {CHROMIUM} is missing (.ci/run installs Debian's chromium)")
-    pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)")
-
-
-class Served:
-    """uvicorn serving create_app on a free loopback port in a thread."""
-
-    def __init__(self, app) -> None:
-        import uvicorn
-
-        self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    _need_chromium()
+    need_chromium()
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('web') / 'bw.db'}")
     today = datetime.now(timezone.utc).replace(tzinfo=None, hour=8, minute=0, second=0, microsecond=0)
     world = build_world(store, nights=60, start=today - timedelta(days=57))  # recent, for the screenshots
@@ -98,12 +59,6 @@ def page(browser):
     pg.on("dialog", _dialog)
     yield pg
     ctx.close()
-
-
-def chart_points(pg, selector: str) -> int:
-    """Markers Plotly drew for a chart: proof the SVG exists and carries the data."""
-    pg.wait_for_selector(f"{selector} .main-svg", timeout=20_000)
-    return pg.locator(f"{selector} .scatterlayer .trace .points path").count()
 
 
 def test_queue_filter_alert_chart_sign_in_ack_reclassify(site, page):
@@ -191,21 +146,6 @@ def test_screenshots_of_queue_and_alert(site, page, tmp_path):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 
 
-PHONE = {"width": 390, "height": 844}
-
-
-def _wider_than_the_page(pg) -> list[str]:
-    """Elements reaching past the viewport (what to fix when the width check fails)."""
-    return pg.evaluate("""() => {
-      const w = document.documentElement.clientWidth, out = [];
-      for (const el of document.querySelectorAll('body *')) {
-        const r = el.getBoundingClientRect();
-        if (r.right > w + 1 && !el.closest('.scroll-x')) out.push(el.tagName.toLowerCase() + '.' + el.className + ' ' + Math.round(r.right));
-      }
-      return out.slice(0, 8);
-    }""")
-
-
 @pytest.mark.parametrize("signed_in", [False, True])
 def test_no_page_scrolls_sideways_on_a_phone(site, browser, signed_in):
     """At 390 px every page fits the screen: wide tables scroll inside their own box and the
@@ -236,7 +176,7 @@ def test_no_page_scrolls_sideways_on_a_phone(site, browser, signed_in):
             assert pg.evaluate(f"document.querySelector('{chart} .main-svg').getBoundingClientRect().width") <= 390
         width = pg.evaluate("document.documentElement.scrollWidth")
         if width > PHONE["width"]:
-            too_wide[name] = (width, _wider_than_the_page(pg))
+            too_wide[name] = (width, wider_than_the_page(pg))
     ctx.close()
     assert too_wide == {}
 

@@ -18,7 +18,7 @@ def test_demo_replays_a_world_through_the_loop(tmp_path, capsys):
     first = next(m for m in messages if "\n  Health:" not in m[:80])  # the first move's message
     # every line of the message, down to the link and the status line (it used to print the
     # first line, cut at 150 characters)
-    assert "*Platform:*" in first and "*First bad nightly:*" in first and "*Kernels (" in first
+    assert "*First bad nightly:*" in first and "*Kernels (" in first and "*Next:*" in first
     assert "/groups/" in first and "revision" in first
 
 

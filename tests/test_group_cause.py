@@ -25,7 +25,7 @@ def test_the_latest_human_decision_speaks_for_the_group(lite):
     def shown() -> tuple[str, str]:
         with lite.session() as s:
             row = next(r for r in build_rows(s) if r.group_id == gid)
-            return row.cause, group_view(s, s.get(AlertGroup, gid))["cause"]
+            return row.cause, group_view(s, s.get(AlertGroup, gid)).cause
 
     with lite.session() as s:  # bob decides on the last member first ...
         oncall.reclassify(s, last, cause="noise", by="bob", now=t0)

@@ -75,8 +75,8 @@ def test_nightly_replay_backfill_post_confirm_and_rerun(store):
         _run(store, settings, detect, 36)
         assert len(slack.messages) == 2
         msg = slack.messages[1]
-        assert msg.text.startswith("Real regression on b200 (provisional)")
-        assert "rms_norm -15.0%" in msg.text and "layer_norm -11.0%" in msg.text and "0000beef" in msg.text
+        assert msg.text.startswith("Real regression: rms_norm and 1 more on b200 lost 11–15% speedup (provisional)")
+        assert "rms_norm speedup −15.0%" in msg.text and "layer_norm speedup −11.0%" in msg.text and "0000beef" in msg.text
         _run(store, settings, detect, 37)
         _run(store, settings, detect, 38)
         assert len(slack.messages) == 2 and len(msg.edits) == 1 and "(confirmed)" in msg.text

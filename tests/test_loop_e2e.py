@@ -79,7 +79,7 @@ def test_nightly_replay_posts_each_group_once_and_edits_it(world, store):
                 posted_at = n
         assert posted_at is not None and posted_at <= STEP + 2
         [msg] = _regression_messages(slack)
-        assert msg.text.startswith("Real regression (code) on h100")
+        assert msg.text.startswith("Real regression: ") and " on h100 lost " in msg.text
         for kernel in KERNELS:
             assert kernel in msg.text
         assert label.culprit[:8] in msg.text

@@ -73,17 +73,19 @@ def test_render_names_cause_platform_kernels_culprit_and_escapes_untrusted_text(
     gid = rows.group([a1, a2], 30, "h100", evidence=({"check": "x", "verdict": "real", "detail": "<@U123> said so"},))
     settings = make_settings()
     with lite.session() as s:
-        msg = render_group(group_view(s, s.get(AlertGroup, gid)), settings)
+        msg = render_group(group_view(s, s.get(AlertGroup, gid), settings))
     text = _all_text(msg)
-    assert msg["blocks"][0]["text"]["text"] == "Real regression on h100 (provisional)"
-    for want in ("h100", "`rms_norm` -14.2%", "layer&lt;b&gt;_norm", "-11.0%", sha(30)[:8], "2026-03-31",
-                 sha(29)[:8], "1.42x", "latency agrees", "the step held 3 nights",
+    assert msg["blocks"][0]["text"]["text"] == "Real regression: rms_norm and 1 more on h100 lost 11–14% speedup (provisional)"
+    for want in ("h100", "`rms_norm`: speedup −14.2%", "layer&lt;b&gt;_norm", "−11.0%", sha(30)[:8], "2026-03-31",
+                 sha(29)[:8], "honest 1.42x", "the step held 3 nights",
                  "&lt;!channel&gt; fix &amp; &lt;https://evil.example|click&gt;", "&lt;@U123&gt; said so"):
         assert want in text, want
     assert "beef" in text and "/commit/0000beef" in text  # culprit linked to GitHub
     # every '<' left is one of our own links, never a mention or a forged link
     for m in re.finditer(r"<([^>]*)>", text):
-        assert m.group(1).startswith(("http://bw.test:8080/groups/", "https://github.com/pytorch/helion/commit/")), m.group(0)
+        assert m.group(1).startswith(("http://bw.test:8080/groups/", "https://github.com/pytorch/helion/commit/",
+                                      "https://github.com/pytorch/helion/compare/",
+                                      "https://github.com/pytorch/helion/actions/runs/")), m.group(0)
     assert f"<http://bw.test:8080/groups/{gid}|Open in benchwatch>" in text  # the group's page
     assert len(msg["text"]) < 3000 and all(len(b.get("text", {}).get("text", "")) <= 3000 for b in msg["blocks"])
 
@@ -96,14 +98,14 @@ def test_render_words_for_each_cause(lite):
         a = rows.alert("b200", f"k{i}", 20 + i, cause=cause)
         gid = rows.group([a], 20 + i, "b200", cause=cause)
         with lite.session() as s:
-            msg = render_group(group_view(s, s.get(AlertGroup, gid)), settings)
+            msg = render_group(group_view(s, s.get(AlertGroup, gid), settings))
         assert msg["blocks"][0]["text"]["text"].startswith(words)
-        assert ("Harness commit" if cause == "method_change" else "Runner/hardware commit") in _all_text(msg)
+        assert ("Change commit" if cause == "method_change" else "Runner/hardware commit") in _all_text(msg)
     a = rows.alert("mi350x", "up", 25, change_pct=+20.0, direction="improvement")
     gid = rows.group([a], 25, "mi350x")
     with lite.session() as s:
-        msg = render_group(group_view(s, s.get(AlertGroup, gid)), settings)
-    assert msg["blocks"][0]["text"]["text"].startswith("Real improvement on mi350x")
+        msg = render_group(group_view(s, s.get(AlertGroup, gid), settings))
+    assert msg["blocks"][0]["text"]["text"].startswith("Real improvement: up on mi350x gained 20% speedup")
 
 
 # --- planning ------------------------------------------------------------------------------

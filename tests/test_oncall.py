@@ -81,7 +81,7 @@ def test_human_cause_survives_detection_and_slack_follows_it(store):
         _, sent = plan_and_deliver(store, settings, night_time(31))
         [msg] = slack.messages
     assert sent.updated == 1 and sent.posted == 0
-    assert msg.text.startswith("Hardware issue on h100 (confirmed)")
+    assert msg.text.startswith("Hardware issue: rms_norm on h100 lost 12% speedup (confirmed)")
     context = msg.blocks[-1]["elements"][0]["text"]
     assert "reclassified by alice as Hardware issue: runner swap &lt;b&gt;" in context
     assert "Cause set by on-call" in msg.blocks[1]["text"]["text"]

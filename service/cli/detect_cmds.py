@@ -141,12 +141,11 @@ def alerts_cmd(
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
     kind: str = typer.Option("move", "--kind", help="move (flagged moves) or health (no nightly, outages, failing kernels, accuracy)"),
+    groups: bool = typer.Option(False, "--groups", help="one line per group (what on-call works; act on it with G<id>)"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
     """The on-call queue: flagged moves with their cause, kind, evidence and status (or health alerts)."""
-    from rich.console import Console
-    from rich.table import Table
-
+    from service.cli.table import render
     from service.store import choices
     from service.store.alert_reads import list_alerts
 
@@ -157,33 +156,71 @@ def alerts_cmd(
         _health_alerts(status, platform, cause, source, format)
         return
     check_choice("--cause", cause, CAUSES)
+    if groups:
+        _groups(status, platform, cause, source, format)
+        return
     with STATE.store().session() as session:
         check_choice("--platform", platform, choices.platforms(session, source))
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
         return
-    table = Table(title=f"alerts ({status})")
-    for col in ("id", "group", "cause", "kind", "state", "status", "platform", "kernel", "metric", "change",
-                "first bad", "culprit"):
-        table.add_column(col)
+    table = []
     for a in rows:
         c = a["culprit"] or a["change_commit"]
-        table.add_row(
-            str(a["id"]), str(a["group_id"] or "-"), a["cause"], a.get("kind") or "-", a["state"], a["status"],
-            a["platform_short"],
-            a["kernel"], a["metric"], f"{a['change_pct']:+.1f}%",
+        table.append((
+            str(a["id"]), str(a["group_id"] or "-"), _label(a), a.get("kind") or "-", a["state"], a["status"],
+            a["platform_short"], a["kernel"], a["metric"], f"{a['change_pct']:+.1f}%",
             f"{a['first_bad']['sha']} {a['first_bad']['date'][:10]}",
             f"{c['sha']} {c['subject'][:40]}" if c else "-",
-        )
-    Console(width=200).print(table)
+        ))
+    typer.echo(render(f"alerts ({status})", ("id", "group", "cause", "kind", "state", "status", "platform",
+                                             "kernel", "metric", "change", "first bad", "culprit"),
+                      table, right=("change",)))
+
+
+def _label(a: dict) -> str:
+    """The cause column as the web and Slack read it: a real move for the better is an
+    improvement, a retracted move says so."""
+    if a["state"] == "retracted":
+        return "retracted"
+    if a["cause"] == "real" and a.get("direction") == "improvement":
+        return "improvement"
+    return a["cause"]
+
+
+def _groups(status: str, platform: str | None, cause: str | None, source: str | None,
+            format: OutputFormat) -> None:
+    """The groups as the group page and Slack show them (the same `GroupView`)."""
+    from service.notify import words
+    from service.notify.view import list_group_views
+    from service.store import choices
+
+    with STATE.store().session() as session:
+        check_choice("--platform", platform, choices.platforms(session, source))
+        views = list_group_views(session, STATE.settings(), status=status, platform=platform,
+                                 cause=cause, source=source)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps([v.to_json() for v in views], indent=1))
+        return
+    if not views:
+        typer.echo(f"no groups ({status})")
+        return
+    for v in views:
+        typer.echo(f"G{v.id}  {v.status:<12} {words.headline(v)}")
+        for r in v.kernels[:6]:
+            where = f"{r.platform_short}/" if len(v.platforms) > 1 else ""
+            typer.echo(f"      {where}{r.kernel}: {words.kernel_line(r)}")
+        if len(v.kernels) > 6:
+            typer.echo(f"      … and {len(v.kernels) - 6} more")
+        steps = words.next_steps(v)
+        if steps:
+            typer.echo(f"      next: {steps[0]}")
 
 
 def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,
                    format: OutputFormat) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    from service.cli.table import render
     from service.store.health_reads import list_health
 
     if cause is not None:
@@ -193,10 +230,7 @@ def _health_alerts(status: str, platform: str | None, cause: str | None, source:
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
         return
-    table = Table(title=f"health alerts ({status})")
-    for col in ("id", "group", "kind", "state", "status", "source", "platform", "kernel", "detail"):
-        table.add_column(col)
-    for a in rows:
-        table.add_row(a["id"], str(a["group_id"]), a["kind"], a["state"], a["status"], a["source"],
-                      a["platform_short"] or "-", a["kernel"] or "-", a["detail"])
-    Console(width=200).print(table)
+    typer.echo(render(f"health alerts ({status})",
+                      ("id", "group", "kind", "state", "status", "source", "platform", "kernel", "detail"),
+                      [(a["id"], str(a["group_id"]), a["kind"], a["state"], a["status"], a["source"],
+                        a["platform_short"] or "-", a["kernel"] or "-", a["detail"]) for a in rows]))

@@ -1,6 +1,6 @@
 """`benchwatch db upgrade`, `ingest` and `status`.
 
-Heavy modules (httpx, SQLAlchemy, rich tables) are imported inside the commands: the CLI's
+Heavy modules (httpx, SQLAlchemy) are imported inside the commands: the CLI's
 start-up pays only for typer (see tests/test_cli_startup.py).
 """
 
@@ -69,9 +69,7 @@ def status(
     format: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Counts of what is stored and when each source was last ingested."""
-    from rich.console import Console
-    from rich.table import Table
-
+    from service.cli.table import render
     from service.store.status import store_status
 
     store = STATE.store()
@@ -80,9 +78,5 @@ def status(
     if format is OutputFormat.json:
         typer.echo(json.dumps(counts, sort_keys=True))
         return
-    table = Table(title="benchwatch store")
-    table.add_column("what")
-    table.add_column("value", justify="right")
-    for key, value in counts.items():
-        table.add_row(key, "-" if value is None else str(value))
-    Console().print(table)
+    typer.echo(render("benchwatch store", ("what", "value"),
+                      [(k, "-" if v is None else str(v)) for k, v in counts.items()], right=("value",)))

@@ -90,12 +90,13 @@ def _show(data: dict, as_json: bool) -> None:
 
 
 def parse_id(text: str) -> tuple[str, int]:
-    """``12`` is a move's alert, ``H12`` a health alert (see `benchwatch alerts --kind health`)."""
+    """``12`` is a move's alert, ``H12`` a health alert (see `benchwatch alerts --kind health`),
+    ``G12`` a whole group (see `benchwatch alerts --groups`)."""
     raw = str(text).strip()
-    kind = "health" if raw[:1] in ("H", "h") else "move"
-    digits = raw[1:] if kind == "health" else raw
+    kind = {"H": "health", "G": "group"}.get(raw[:1].upper(), "move")
+    digits = raw[1:] if kind != "move" else raw
     if not digits.isdigit() or int(digits) < 1 or len(digits) > 12:
-        raise BenchwatchError(f"alert id must be a positive number or H<number>, not {text!r}")
+        raise BenchwatchError(f"alert id must be a positive number, H<number> or G<number>, not {text!r}")
     return kind, int(digits)
 
 
@@ -112,12 +113,24 @@ def _act(action: str, alert_ref: str, as_json: bool, **kw) -> None:
     kind, alert_id = parse_id(alert_ref)
     store = STATE.store()
     with store.session() as session:
+        if kind == "group":
+            result = oncall.act_on_group(session, alert_id, action, **kw)
+            if as_json:
+                typer.echo(json.dumps({"group_id": result.group_id, "action": result.action,
+                                       "alert_ids": list(result.done),
+                                       "skipped": [{"alert_id": a, "why": w} for a, w in result.skipped]},
+                                      sort_keys=True))
+            else:
+                typer.echo(result.line())
+            return
         if kind == "move":
             data = getattr(oncall, action)(session, alert_id, **kw)
         elif action == "add_note":
             data = health_oncall.add_note(session, alert_id, **kw)
         elif action in _HEALTH_STATUS and hasattr(oncall, _HEALTH_STATUS[action]):
             data = health_oncall.set_status(session, alert_id, getattr(oncall, _HEALTH_STATUS[action]), **kw)
+        elif action == "assign":
+            raise BenchwatchError("a health alert cannot be assigned (acknowledge it instead)")
         else:
             raise BenchwatchError("a health alert has no cause to reclassify")
     if kind == "health" and not as_json:
@@ -128,7 +141,8 @@ def _act(action: str, alert_ref: str, as_json: bool, **kw) -> None:
     _show(data, as_json)
 
 
-_ID = typer.Argument(..., help="alert id (see `benchwatch alerts`); H<id> for a health alert")
+_ID = typer.Argument(..., help="alert id (see `benchwatch alerts`); H<id> for a health alert, "
+                                "G<id> for every alert of a group (`benchwatch alerts --groups`)")
 _NOTE = typer.Option(None, "--note", help="why (kept in the audit trail)")
 _BY = typer.Option(None, "--by", help="who (default: your login name)")
 _JSON = typer.Option(False, "--json", help="print the alert as JSON")
@@ -174,6 +188,13 @@ def reopen_cmd(alert_id: str = _ID, by: Optional[str] = _BY, note: Optional[str]
 
 
 @handles_errors
+def assign_cmd(alert_id: str = _ID, to: str = typer.Option(..., "--to", help="who owns it"),
+               by: Optional[str] = _BY, note: Optional[str] = _NOTE, as_json: bool = _JSON) -> None:
+    """Name who owns an alert or a group (shown on the group page and in Slack)."""
+    _act("assign", alert_id, as_json, to=to, by=_who(by), note=note)
+
+
+@handles_errors
 def note_cmd(alert_id: str = _ID, text: str = typer.Argument(..., help="the note"),
              by: Optional[str] = _BY, as_json: bool = _JSON) -> None:
     """Add a note to an alert's audit trail."""
@@ -186,6 +207,7 @@ ONCALL_COMMANDS = {
     "reclassify": reclassify_cmd,
     "dismiss": dismiss_cmd,
     "reopen": reopen_cmd,
+    "assign": assign_cmd,
     "note": note_cmd,
 }
 ONCALL_HELP = {
@@ -194,6 +216,7 @@ ONCALL_HELP = {
     "reclassify": "Set an alert's cause by hand.",
     "dismiss": "Dismiss an alert as a false alarm.",
     "reopen": "Reopen a resolved or dismissed alert.",
+    "assign": "Name who owns an alert or a group.",
     "note": "Add a note to an alert's audit trail.",
 }
 

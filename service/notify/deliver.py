@@ -151,17 +151,31 @@ def _failure_recorded_on(store: Store, row: _Row, summary: DeliverySummary):
         raise
 
 
+def _send_first(store: Store, client, channel: str, anchor: _Row, payload: dict, meta: dict, pages: int,
+                summary: DeliverySummary) -> str:
+    """Claim → find an earlier copy → post: the one path by which a message first reaches Slack.
+
+    When the previous attempt of ``anchor`` may have reached Slack unseen, its copy is looked
+    up first; a found copy is brought up to ``payload`` (an edit, idempotent: the lost attempt
+    may have shown an older revision) instead of posting twice. Returns the message's ts."""
+    unsure = _claim(store, anchor.id)
+    with _failure_recorded_on(store, anchor, summary):
+        ts = _find(client, channel, anchor.key, pages, summary) if unsure else None
+        if ts is not None:
+            summary.recovered += 1
+            if payload is not anchor.payload:
+                _update(client, channel, ts, payload, meta, summary)
+            return ts
+        ts = _post(client, channel, payload, meta, summary)
+        summary.posted += 1
+        return ts
+
+
 def _deliver_single(store: Store, client, channel: str, row: _Row, pages: int, now: datetime,
                     summary: DeliverySummary) -> None:
     """A message without a group (digest): post it once."""
-    unsure = _claim(store, row.id)
-    with _failure_recorded_on(store, row, summary):
-        ts = _find(client, channel, row.key, pages, summary) if unsure else None
-        if ts is not None:
-            summary.recovered += 1
-        else:
-            ts = _post(client, channel, row.payload, slack.metadata(row.key, None, row.revision), summary)
-            summary.posted += 1
+    ts = _send_first(store, client, channel, row, row.payload, slack.metadata(row.key, None, row.revision),
+                     pages, summary)
     with store.session() as s:
         outbox.mark_sent(s, row.id, now=now, channel=channel, ts=ts)
 
@@ -186,17 +200,8 @@ def _deliver_group(store: Store, client, channel: str, group_id: int, pages: int
 
     if thread_at is None:
         anchor = post_row if post_row is not None and post_row.state == outbox.PENDING else newest
-        meta = slack.metadata(anchor.key, group_id, newest.revision)
-        unsure = _claim(store, anchor.id)
-        with _failure_recorded_on(store, anchor, summary):
-            ts = _find(client, channel, anchor.key, pages, summary) if unsure else None
-            if ts is not None:
-                summary.recovered += 1
-                # the lost attempt may have shown an older revision: bring it up to date (idempotent)
-                _update(client, channel, ts, newest.payload, meta, summary)
-            else:
-                ts = _post(client, channel, newest.payload, meta, summary)
-                summary.posted += 1
+        ts = _send_first(store, client, channel, anchor, newest.payload,
+                         slack.metadata(anchor.key, group_id, newest.revision), pages, summary)
         with store.session() as s:
             outbox.mark_sent(s, anchor.id, now=now, channel=channel, ts=ts, shown_revision=newest.revision)
             rest = [r.id for r in rows if r.id != anchor.id]

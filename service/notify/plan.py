@@ -1,21 +1,17 @@
-"""Decide which Slack messages the store now calls for, and write them to the outbox.
+"""Write the Slack messages the store calls for to the outbox.
 
-Rules (the message unit is a top-level group: a platform group, or a cross-platform parent):
-- a group is posted once, when first seen and not noise/retracted (``post:<id>``);
-- a group whose first-bad nightly is older than ``notify.max_age_days`` is never posted one by
-  one: it is marked ``historic`` and counted in one digest per planning pass;
-- a posted group whose ``revision`` grew gets an edit intent (``update:<id>:r<rev>``);
-- a group that only ever looked like noise (or was retracted before being posted) is never posted;
-- a parent that appears over an already-posted platform group adopts that message (edited, not
-  posted again).
-Planning twice over the same store writes nothing the second time (unique keys).
+For each top-level group (a platform group, or a cross-platform parent) the pure `decide`
+(decide.py, where the rules are) says post / adopt / digest / update / skip; this module builds
+the `GroupView` when a decision needs it, renders it, and enqueues the rows (``post:<id>``,
+``update:<id>:r<rev>``, one backfill digest per pass). Health groups are posted once and edited
+when revised. Planning twice over the same store writes nothing the second time (unique keys).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,7 +19,8 @@ from sqlalchemy.orm import Session
 from service.config import Settings
 from service.notify.render import render_daily_digest, render_group, render_history_digest
 from service.notify.render_health import render_health
-from service.notify.view import group_view
+from service.notify.decide import Action, decide, posted_and_current
+from service.notify.view import GroupView, group_view
 from service.store.health_reads import health_group_view
 from service.store import outbox
 from service.records import naive
@@ -43,31 +40,21 @@ class PlanSummary:
                 f"groups ({self.digests} digest), {self.adopted} adopted")
 
 
-def _postable(view: dict) -> bool:
-    return bool(view["alerts"]) and view["state"] != "retracted" and view["cause"] != "noise" \
-        and not view["all_closed"]
-
-
-def _payload(view: dict, settings: Settings) -> dict:
-    msg = render_group(view, settings)
-    msg["group_id"] = view["id"]
-    msg["revision"] = view["revision"]
+def _payload(view: GroupView) -> dict:
+    msg = render_group(view)
+    msg["group_id"] = view.id
+    msg["revision"] = view.revision
     return msg
 
 
-def _adopt_child_thread(session: Session, group: AlertGroup, now: datetime) -> SlackThread | None:
-    """A cross-platform parent formed over platform groups already posted: reuse the oldest."""
+def _child_thread(session: Session, group: AlertGroup) -> SlackThread | None:
+    """The oldest Slack message of a platform group under this cross-platform parent."""
     children = list(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
     if not children:
         return None
-    threads = list(session.scalars(
+    return session.scalars(
         select(SlackThread).where(SlackThread.group_id.in_(children)).order_by(SlackThread.posted_at)
-    ))
-    if not threads:
-        return None
-    t = threads[0]
-    outbox.record_thread(session, group.id, channel=t.channel, ts=t.ts, revision=0, now=now)
-    return t
+    ).first()
 
 
 def _health_payload(session: Session, group: AlertGroup, settings: Settings) -> dict:
@@ -94,43 +81,36 @@ def plan_health_group(session: Session, group: AlertGroup, settings: Settings, n
 
 def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
                summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxMessage]) -> None:
+    """Carry out `decide` for one top-level group (the rules are there)."""
     if group.kind == "health":
         plan_health_group(session, group, settings, now, summary, rows)
         return
-    post = next((r for r in rows if r.kind == "post"), None)
-    if post is not None and post.state == outbox.HISTORIC:
-        return
-    if post is None:
-        view = group_view(session, group)
-        if not view["alerts"]:
-            return
-        if _adopt_child_thread(session, group, now) is not None:
-            outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
-                           revision=0, payload={"adopted": True}, now=now, state=outbox.SENT)
-            outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
-                           group_id=group.id, revision=group.revision, payload=_payload(view, settings),
-                           now=now)
-            summary.adopted += 1
-            return
-        if not _postable(view):
-            return  # noise / retracted / already closed: never posted
-        age_limit = naive(now) - timedelta(days=settings.notify.max_age_days)
-        if view["first_bad_date"] < age_limit:
-            outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
-                           revision=group.revision, payload={"historic": True}, now=now,
-                           state=outbox.HISTORIC)
-            historic.append((group.id, len(view["alerts"])))
-            summary.historic += 1
-            return
+    if posted_and_current(group.revision, rows):
+        return  # the common case: no view to build
+    view = group_view(session, group, settings)
+    thread = None if any(r.kind == "post" for r in rows) else _child_thread(session, group)
+    intent = decide(view, rows, now, max_age_days=settings.notify.max_age_days,
+                    child_posted=thread is not None)
+    if intent.action is Action.ADOPT:
+        outbox.record_thread(session, group.id, channel=thread.channel, ts=thread.ts, revision=0, now=now)
         outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
-                       revision=group.revision, payload=_payload(view, settings), now=now)
+                       revision=0, payload={"adopted": True}, now=now, state=outbox.SENT)
+        outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
+                       group_id=group.id, revision=group.revision, payload=_payload(view), now=now)
+        summary.adopted += 1
+    elif intent.action is Action.DIGEST:
+        outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                       revision=group.revision, payload={"historic": True}, now=now,
+                       state=outbox.HISTORIC)
+        historic.append((group.id, len(view.alerts)))
+        summary.historic += 1
+    elif intent.action is Action.POST:
+        outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                       revision=group.revision, payload=_payload(view), now=now)
         summary.posts += 1
-        return
-    if group.revision > max(r.revision for r in rows):
-        view = group_view(session, group)
+    elif intent.action is Action.UPDATE:
         made = outbox.enqueue(session, key=outbox.update_key(group.id, group.revision), kind="update",
-                              group_id=group.id, revision=group.revision,
-                              payload=_payload(view, settings), now=now)
+                              group_id=group.id, revision=group.revision, payload=_payload(view), now=now)
         summary.updates += made is not None
 
 
@@ -169,11 +149,11 @@ def plan_daily_digest(session: Session, settings: Settings, now: datetime | None
         select(AlertGroup).where(AlertGroup.parent_id.is_(None), AlertGroup.state != "retracted",
                                  AlertGroup.kind == "move")
     ):
-        view = group_view(session, group)
-        if not _postable(view):
+        view = group_view(session, group, settings)
+        if not view.postable:
             continue
-        rows.append({"cause": view["cause"], "age_days": max(0, (naive(now) - view["first_bad_date"]).days),
-                     "platforms": view["platforms"], "kernels": len(view["alerts"])})
+        rows.append({"cause": view.cause, "age_days": max(0, (naive(now) - view.first_bad_date).days),
+                     "platforms": list(view.platforms), "kernels": len(view.kernels)})
     made = outbox.enqueue(session, key=f"digest:daily:{naive(now):%Y-%m-%d}", kind="digest",
                           payload=render_daily_digest(rows, settings, now), now=now)
     return made is not None

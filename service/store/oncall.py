@@ -1,4 +1,5 @@
-"""On-call actions on an alert: acknowledge, resolve, reclassify, dismiss, add a note.
+"""On-call actions on an alert or a whole group: acknowledge, assign, resolve, reclassify,
+dismiss, reopen, add a note.
 
 The CLI and the web page call these same functions. Every action writes an `AlertHistory` row
 (who, when, what, old -> new, note), so `alerts --format json` shows the audit trail. A human's
@@ -10,8 +11,10 @@ makes the notifier edit that message on the next run.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
@@ -19,7 +22,7 @@ from service.domain import CAUSES, AlertStatus
 from service.store.alert_reads import alert_json
 from service.store.alerts_writer import add_history
 from service.records import naive
-from service.store.tables import Alert, AlertGroup
+from service.store.tables import Alert, AlertGroup, AlertHistory
 
 OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED = (s.value for s in AlertStatus)
 MAX_NOTE = 2000
@@ -145,3 +148,94 @@ def add_note(session: Session, alert_id: int, *, by: str, note: str, now: dateti
     add_history(session, alert.id, at, "note", note=text, by=by)
     session.flush()
     return alert_json(session, alert)
+
+
+def assign(session: Session, alert_id: int, *, to: str, by: str, note: str | None = None,
+           now: datetime | None = None) -> dict:
+    """Name who owns it. Kept in the audit trail only (``assigned``, old -> new owner): the
+    latest one is the owner the group page and Slack show; the status is left alone."""
+    owner, by, note, at = clean_name(to), clean_name(by), clean_note(note), _now(now)
+    alert = _alert(session, alert_id)
+    previous = session.scalar(
+        select(AlertHistory.new_value).where(AlertHistory.alert_id == alert.id, AlertHistory.action == "assigned")
+        .order_by(AlertHistory.id.desc()).limit(1))
+    if previous == owner:
+        if note:
+            add_history(session, alert.id, at, "note", note=note, by=by)
+    else:
+        add_history(session, alert.id, at, "assigned", previous, owner, note, by=by)
+        alert.updated_at = at
+        bump_group(session, alert.group_id, at)
+    session.flush()
+    return alert_json(session, alert)
+
+
+# --- the same actions on a whole group ------------------------------------------------------
+
+GROUP_ACTIONS = ("acknowledge", "assign", "resolve", "dismiss", "reopen", "reclassify", "add_note")
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """What a group action did: the members it reached and the ones it could not (why)."""
+
+    group_id: int
+    action: str
+    done: tuple[int, ...]
+    skipped: tuple[tuple[int, str], ...]
+
+    def line(self) -> str:
+        text = f"group {self.group_id}: {self.action} on {len(self.done)} alert(s)"
+        if self.skipped:
+            text += "; skipped " + "; ".join(why for _, why in self.skipped)
+        return text
+
+
+def group_members(session: Session, group_id: int) -> list[int]:
+    """Alert ids of a group and, for a cross-platform parent, of its platform groups."""
+    if not isinstance(group_id, int) or isinstance(group_id, bool) or group_id < 1:
+        raise BenchwatchError(f"group id must be a positive number, not {group_id!r}")
+    group = session.get(AlertGroup, group_id)
+    if group is None:
+        raise BenchwatchError(f"no alert group with id {group_id}")
+    if group.kind == "health":
+        raise BenchwatchError(f"group {group_id} is a health group: act on its alerts (H<id>)")
+    ids = [group_id] + list(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group_id)))
+    return list(session.scalars(select(Alert.id).where(Alert.group_id.in_(ids)).order_by(Alert.id)))
+
+
+def act_on_group(session: Session, group_id: int, action: str, *, by: str, note: str | None = None,
+                 cause: str | None = None, to: str | None = None, now: datetime | None = None) -> GroupResult:
+    """Run one on-call action on every member, with one timestamp, so each member's audit trail
+    records it and the group page shows it once. A member the action cannot apply to (resolving
+    an already dismissed alert) is skipped and named; if it applies to none, nothing is written."""
+    if action not in GROUP_ACTIONS:
+        raise BenchwatchError(f"action must be one of {', '.join(GROUP_ACTIONS)}, not {action!r}")
+    clean_name(by)
+    clean_note(note)
+    at = _now(now)
+    members = group_members(session, group_id)
+    if not members:
+        raise BenchwatchError(f"group {group_id} has no alerts")
+    kw: dict = {"by": by, "now": at}
+    if action == "reclassify":
+        kw["cause"] = cause
+    if action == "assign":
+        kw["to"] = to
+    done, skipped = [], []
+    for alert_id in members:
+        try:  # each action validates before it writes: a refused member leaves no row behind
+            _BY_NAME[action](session, alert_id, note=note, **kw)
+        except BenchwatchError as exc:
+            if action in ("reclassify", "assign", "add_note"):
+                raise  # bad input: the same for every member
+            skipped.append((alert_id, exc.message))
+        else:
+            done.append(alert_id)
+    if not done:
+        raise BenchwatchError(f"group {group_id}: {skipped[0][1]}" if skipped else f"group {group_id}: nothing to do")
+    return GroupResult(group_id, action, tuple(done), tuple(skipped))
+
+
+_BY_NAME = {"acknowledge": acknowledge, "assign": assign, "resolve": resolve, "dismiss": dismiss,
+            "reopen": reopen, "reclassify": reclassify, "add_note": add_note}

@@ -18,6 +18,7 @@ ACTIONS = {
     "resolve": "Resolve",
     "dismiss": "Dismiss",
     "reopen": "Reopen",
+    "assign": "Assign",
     "reclassify": "Reclassify",
     "note": "Add note",
 }
@@ -42,3 +43,19 @@ def perform(
     if action == "note":
         return oncall.add_note(session, alert_id, by=by, note=note or "")
     raise BenchwatchError(f"unknown action {action!r}")
+
+
+# URL segment -> the name of the action in service.store.oncall
+_ONCALL = {"ack": "acknowledge", "resolve": "resolve", "dismiss": "dismiss", "reopen": "reopen",
+           "reclassify": "reclassify", "note": "add_note", "assign": "assign"}
+
+
+def perform_on_group(session: Session, action: str, group_id: int, by: str, note: str | None,
+                     cause: str | None = None, assignee: str | None = None) -> oncall.GroupResult:
+    """The same action on every member of a group (each member's audit trail records it)."""
+    if action not in _ONCALL:
+        raise BenchwatchError(f"unknown action {action!r}")
+    if action == "note" and not (note or "").strip():
+        raise BenchwatchError("the note is empty")
+    return oncall.act_on_group(session, group_id, _ONCALL[action], by=by, note=note or None,
+                               cause=cause, to=assignee)

@@ -11,7 +11,9 @@ from sqlalchemy.orm import Session
 from service.errors import BenchwatchError
 from service.domain import STATUSES, AlertStatus, Cause, Source
 from service.records import SeriesKey
-from service.store.alert_reads import get_alert, group_json, iso, list_alerts
+from service.notify.view import group_view, list_group_views
+from service.store.alert_reads import check_choice, get_alert, iso, list_alerts
+from service.store.health_reads import health_group_view
 from service.store.series_io import load_one, series_refs
 from service.store.status import store_status
 from service.store.tables import AlertGroup
@@ -41,12 +43,29 @@ def api_alert(alert_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
         raise HTTPException(404, exc.message) from None
 
 
-@router.get("/groups/{group_id}", summary="One alert group with its member alerts")
-def api_group(group_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
+@router.get("/groups", summary="Move groups, newest first (same objects as `benchwatch alerts --groups --format json`)")
+def api_groups(
+    request: Request,
+    status: str = Query("open", description="open | acknowledged | resolved | dismissed | all"),
+    platform: Optional[str] = Query(None, max_length=64),
+    cause: Optional[Cause] = None,
+    source: Optional[Source] = None,
+    session: Session = Depends(db),
+) -> list[dict[str, Any]]:
+    check_choice("status", status, (*STATUSES, "all"))
+    views = list_group_views(session, request.app.state.settings, status=status, platform=platform,
+                             cause=cause, source=source)
+    return [v.to_json() for v in views]
+
+
+@router.get("/groups/{group_id}", summary="One alert group as its page and Slack show it, with its member alerts")
+def api_group(request: Request, group_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
-    return group_json(session, group)
+    if group.kind == "health":
+        return health_group_view(session, group)
+    return group_view(session, group, request.app.state.settings).to_json()
 
 
 @router.get("/series", summary="Series keys matching a filter, or one series' points when fully named")

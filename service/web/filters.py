@@ -79,9 +79,13 @@ def safe_url(value) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+# badges beside the causes: the same words Slack uses
+LABEL_WORDS = {"health": "Health", "improvement": "Real improvement", "retracted": "Retracted"}
+
+
 def install_filters(env: jinja2.Environment) -> None:
     env.filters.update(
         date=fmt_date, age=fmt_age, pct=fmt_pct, num=fmt_num, safe_url=safe_url,
-        cause_label=lambda c: {**CAUSE_WORDS, "health": "Health"}.get(str(c), str(c)),
+        cause_label=lambda c: {**CAUSE_WORDS, **LABEL_WORDS}.get(str(c), str(c)),
     )
     env.globals.update(commit_url=commit_url)

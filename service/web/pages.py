@@ -22,13 +22,15 @@ from sqlalchemy.orm import Session
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
 from service.store import choices
-from service.store.alert_reads import alert_json, group_json, load_alert
+from service.notify import words
+from service.notify.view import group_view
+from service.store.alert_reads import alert_json, load_alert
 from service.store.health_reads import health_group_view
 from service.store.oncall import MAX_NOTE
 from service.store.status import SOURCES, store_status
 from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
 from service.web import auth
-from service.web.actions import ACTIONS, perform
+from service.web.actions import ACTIONS, perform, perform_on_group
 from service.web.cache import alert_key, queue_key
 from service.web.charts import alert_charts, latest_shapes, series_chart
 from service.web.deps import DbId, db, scheduler_info
@@ -113,15 +115,23 @@ async def queue(
 
 @router.get("/groups/{group_id}", response_class=HTMLResponse)
 def group_page(request: Request, group_id: DbId, session: Session = Depends(db)):
+    """The on-call landing page (Slack links here): the group's `GroupView`, the one Slack
+    renders, with the lead kernel's chart and the members' small charts."""
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
     if group.kind == "health":
         return render(request, "health_group.html", g=health_group_view(session, group))
-    data = group_json(session, group)
-    children = [group_json(session, session.get(AlertGroup, c)) for c in data["child_group_ids"]]
-    members = data["alerts"] + [a for c in children for a in c["alerts"]]  # a parent shows its platforms'
-    return render(request, "group.html", g=data, children=children, members=members)
+    view = group_view(session, group, request.app.state.settings)
+    chart, small = None, []
+    if view.kernels:
+        rows = load_alert(session, view.kernels[0].lead_alert_id)
+        members = {r.kernel for r in view.kernels if r.platform_short == rows.track.platform_short}
+        chart, small = alert_charts(session, rows, members)
+        small = [s for s in small if s["in_group"]]
+    return render(request, "group.html", v=view, chart=chart, small=small,
+                  headline=words.headline(view), next_steps=words.next_steps(view),
+                  kernel_line=words.kernel_line, metric_words=words.metric_words)
 
 
 # --- alert page & actions -----------------------------------------------------------------
@@ -192,6 +202,43 @@ def alert_action(
         _flash(request, "ok", f"{ACTIONS[action].lower()}: recorded")
     state.page_cache.invalidate()
     return RedirectResponse(f"/alerts/{alert_id}#audit", status_code=303)
+
+
+@router.post("/groups/{group_id}/{action}")
+def group_action(
+    request: Request,
+    group_id: DbId,
+    action: str,
+    csrf_token: str = Form("", max_length=CSRF_MAX),
+    note: str = Form("", max_length=MAX_NOTE + 100),
+    cause: str = Form("", max_length=CAUSE_MAX),
+    assignee: str = Form("", max_length=NAME_MAX),
+):
+    """One action on every member of the group, checked like an alert's (sign-in, CSRF, the
+    same transition rules); members it cannot apply to are named in the flash."""
+    if not auth.csrf_ok(request, csrf_token):
+        raise HTTPException(403, "the form expired or came from another site; reload and retry")
+    user = auth.current_user(request)
+    if user is None:
+        raise HTTPException(401, "sign in to act on alerts")
+    if action not in ACTIONS:
+        raise HTTPException(404, "unknown action")
+    state = request.app.state
+    try:
+        with state.store.session() as session:
+            group = session.get(AlertGroup, group_id)
+            if group is None or group.kind == "health":
+                raise HTTPException(404, f"no alert group with id {group_id}")
+            result = perform_on_group(session, action, group_id, user, note, cause or None,
+                                      assignee or None)
+    except BenchwatchError as exc:
+        _flash(request, "error", exc.message)
+    else:
+        log.info("group %s: %s by %s on %d alerts", group_id, action, user, len(result.done))
+        skipped = f" ({len(result.skipped)} skipped: {result.skipped[0][1]})" if result.skipped else ""
+        _flash(request, "ok", f"{ACTIONS[action].lower()}: recorded on {len(result.done)} alerts{skipped}")
+    state.page_cache.invalidate()
+    return RedirectResponse(f"/groups/{group_id}#audit", status_code=303)
 
 
 # --- series explorer ----------------------------------------------------------------------

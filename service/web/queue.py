@@ -18,12 +18,17 @@ from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
 from service.records import CAUSES, HEADLINE
+from service.notify.view import group_status
 from service.store.alert_reads import check_choice, effective_cause, human_decisions
 from service.store.status import SOURCES
 from service.store.tables import Alert, AlertGroup, HealthAlert, Run, Series, Track
 
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "dismissed", "all")
-QUEUE_CAUSES = (*CAUSES, "health")  # health findings: their own badge and filter
+# what the queue's cause filter offers: the causes, real improvements apart from real regressions
+# (nothing to fix), and health findings. A retracted move reads "Retracted" and sits under noise.
+QUEUE_CAUSES = (*CAUSES, "improvement", "health")
+# not on-call work: hidden from the default (active) view, shown under their filter or status=all
+NOT_WORK = ("improvement", "retracted")
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,20 @@ class QueueRow:
     kind: str = ""  # the mechanism under the machine's cause
 
     @property
+    def label(self) -> str:
+        """What the row's badge says, as Slack does: "retracted" once the move is withdrawn,
+        "improvement" for a real move for the better, else the effective cause."""
+        if self.state == "retracted":
+            return "retracted"
+        if self.cause == "real" and self.members and all(m.direction == "improvement" for m in self.members):
+            return "improvement"
+        return self.cause
+
+    @property
+    def filter_cause(self) -> str:
+        return "noise" if self.label == "retracted" else self.label
+
+    @property
     def link(self) -> str:
         if self.group_id is not None:
             return f"/groups/{self.group_id}"
@@ -87,18 +106,7 @@ class QueuePage:
     pages: int
     cause_counts: dict[str, int]
     platforms: tuple[str, ...]
-
-
-def group_status(statuses: list[str]) -> str:
-    """Open while any member is open; then acknowledged; dismissed only when all are."""
-    s = set(statuses)
-    if not s or "open" in s:
-        return "open"
-    if "acknowledged" in s:
-        return "acknowledged"
-    if s == {"dismissed"}:
-        return "dismissed"
-    return "resolved"
+    hidden: int = 0  # improvements and retracted moves left out of the default view
 
 
 def build_rows(session: Session) -> list[QueueRow]:
@@ -236,11 +244,17 @@ def select_page(
         and (platform is None or platform in r.platforms)
         and (source is None or r.source == source)
     ]
-    counts = Counter(r.cause for r in base)
-    chosen = [r for r in base if cause is None or r.cause == cause]
+    counts = Counter(r.filter_cause for r in base)
+    if cause is not None:
+        chosen = [r for r in base if r.filter_cause == cause]
+    elif status == "active":  # the default view: the work
+        chosen = [r for r in base if r.label not in NOT_WORK]
+    else:
+        chosen = base
     pages = max(1, -(-len(chosen) // page_size))
     start = (page - 1) * page_size
     return QueuePage(
         tuple(chosen[start : start + page_size]), len(chosen), page, pages,
         {c: counts.get(c, 0) for c in QUEUE_CAUSES}, platforms,
+        len(base) - len(chosen) if cause is None else 0,  # what the default view left out
     )

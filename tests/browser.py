@@ -1,0 +1,71 @@
+"""Helpers of the browser tests: uvicorn on a free loopback port, Debian's Chromium or a skip
+(a failure under CI=true), and what to read off a page (drawn chart points, elements wider than
+a phone)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.net import free_port
+
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "browser-pass-123"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def need_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but {CHROMIUM} is missing (.ci/run installs Debian's chromium)")
+    pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)")
+
+
+class Served:
+    """uvicorn serving create_app on a free loopback port in a thread."""
+
+    def __init__(self, app) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def chart_points(pg, selector: str) -> int:
+    """Markers Plotly drew for a chart: proof the SVG exists and carries the data."""
+    pg.wait_for_selector(f"{selector} .main-svg", timeout=20_000)
+    return pg.locator(f"{selector} .scatterlayer .trace .points path").count()
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def wider_than_the_page(pg) -> list[str]:
+    """Elements reaching past the viewport (what to fix when the width check fails)."""
+    return pg.evaluate("""() => {
+      const w = document.documentElement.clientWidth, out = [];
+      for (const el of document.querySelectorAll('body *')) {
+        const r = el.getBoundingClientRect();
+        if (r.right > w + 1 && !el.closest('.scroll-x')) out.push(el.tagName.toLowerCase() + '.' + el.className + ' ' + Math.round(r.right));
+      }
+      return out.slice(0, 8);
+    }""")
