@@ -283,8 +283,11 @@ def _progress(run: dict) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--blind-seeds", default="1,2,3")
+    ap.add_argument("--blind-b-seeds", default="11,12,13",
+                    help="the second, held-out blind set (tests/blind_worlds_b), written later by another helper")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
     ap.add_argument("--replay", type=int, default=45, help="nightlies replayed one by one at the end")
     args = ap.parse_args()
     from tests.blind_worlds import build_world
@@ -300,9 +303,15 @@ def main() -> int:
             w = build_world(seed, work / f"blind-{seed}")
             runs.append(evaluate(f"blind-{seed}", w, work, max(20, len(w.nights) - args.replay)))
             _progress(runs[-1])
+        from tests.blind_worlds_b import build_world as build_world_b
+
+        for seed in [int(s) for s in args.blind_b_seeds.split(",") if s]:
+            w = build_world_b(seed, work / f"blindb-{seed}")
+            runs.append(evaluate(f"heldout-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+            _progress(runs[-1])
     rows = []
     summary = {}
-    for group in ("ours", "blind"):
+    for group in ("ours", "blind", "heldout"):
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
             continue
@@ -312,8 +321,8 @@ def main() -> int:
             rows.append((f"{group} ({len(mine)} worlds)", monitor, sc))
     text = table(rows)
     print(text)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
+    args.results.parent.mkdir(exist_ok=True)
+    args.results.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
     return 0
 
 
