@@ -47,7 +47,7 @@ def main() -> None:
         for src, body in (("dashboard", world.dashboard_bytes(364)), ("pretuned", world.pretuned_bytes(364))):
             (tmpd / f"{src}.json").write_bytes(body)
             ingest_source(store, settings, src, str(tmpd / f"{src}.json"))
-        dset = DetectSettings.from_mapping(settings.detect)
+        dset = settings.detect
         with store.session() as s:
             series = [d for src in ("dashboard", "pretuned") for d in SourceView.load(s, src).data.values()]
         n_points = sum(1 for d in series for p in d.points if p.is_trend)

@@ -252,16 +252,21 @@ def evaluate(name: str, world, workdir: Path, start: int) -> dict:
     out = {"world": name, "nights": len(world.nights), "series": world.series_count(),
            "replayed_from": start, "timings": timings, "monitors": {}}
     outages = timings.pop("outage_alerts")
-    out["monitors"]["benchwatch"] = score(world, ours)
-    # platform outages are health alerts, not moves: scored on their own (a night of missing data
-    # that a world does not label is still an outage, so they never count as false alerts)
+    # platform outages are health alerts, not moves: the ones that meet an outage label are the
+    # monitor's answer to it and are scored with the moves; a night of missing data that a world
+    # does not label is still an outage, so the others never count as false alerts
     labels = [lab for lab in world.labels if lab.kind == "outage"]
-    hit = sum(1 for lab in labels if any(
-        a["source"] == lab.source and (a["platform_short"], a["kernel"]) in set(map(tuple, lab.members))
-        and world.night_of(a["first_bad_run_id"]) is not None
-        and abs(world.night_of(a["first_bad_run_id"]) - world.night_of(lab.first_bad_run_id)) <= 2 for a in outages))
-    out["outages"] = {"labels": len(labels), "raised_as_health_alerts": hit,
-                      "platform_outage_alerts": len({(a["platform_short"], a["first_bad_run_id"]) for a in outages})}
+
+    def meets(a, lab) -> bool:
+        na, nl = world.night_of(a["first_bad_run_id"]), world.night_of(lab.first_bad_run_id)
+        return (a["source"] == lab.source and (a["platform_short"], a["kernel"]) in set(map(tuple, lab.members))
+                and na is not None and nl is not None and abs(na - nl) <= 2)
+
+    answered = [a for a in outages if any(meets(a, lab) for lab in labels)]
+    out["monitors"]["benchwatch"] = score(world, ours + answered)
+    out["outages"] = {"labels": len(labels), "raised_as_health_alerts": sum(
+        1 for lab in labels if any(meets(a, lab) for a in outages)),
+        "platform_outage_alerts": len({(a["platform_short"], a["first_bad_run_id"]) for a in outages})}
     for monitor, alerts in anchors(world).items():
         out["monitors"][monitor] = score(world, alerts)
     out["seconds"] = round(time.perf_counter() - t0, 1)

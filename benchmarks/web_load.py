@@ -43,7 +43,7 @@ from service.store.db import Store
 from service.store.oncall import add_note
 from service.store.tables import Alert
 from tests.net import free_port, wait_healthy
-from tests.test_web_data import build_world
+from tests.web_world import build_world
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"queue": 100.0, "alert": 200.0}

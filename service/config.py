@@ -15,6 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
+from service.classify.settings import ClassifySettings
+from service.detect.settings import DetectSettings
+from service.domain import SOURCES, Source
 from service.errors import BenchwatchError, invalid
 
 
@@ -80,7 +83,7 @@ class HealthSettings(_Section):
     """Health checks (service/health): when silence or failures become an alert."""
 
     enabled: bool = True
-    nightly_sources: list[str] = Field(default_factory=lambda: ["dashboard"])  # checked for "no nightly"
+    nightly_sources: list[str] = Field(default_factory=lambda: [Source.DASHBOARD.value])  # checked for "no nightly"
     nightly_due_utc: str = "13:00"  # from this time of day (UTC) today's nightly must be stored...
     max_nightly_age_days: int = Field(0, ge=0, le=30)  # ...or one at most this many days older
     fetch_failures: int = Field(3, ge=1, le=100)  # failed scheduled fetches in a row before an alert
@@ -100,7 +103,7 @@ class HealthSettings(_Section):
     @classmethod
     def _sources(cls, v: list[str]) -> list[str]:
         for name in v:
-            if name not in ("dashboard", "pretuned"):
+            if name not in SOURCES:
                 raise ValueError(f"health.nightly_sources: {name!r} is not dashboard or pretuned")
         return v
 
@@ -172,8 +175,9 @@ class Settings(BaseSettings):
     schedule: ScheduleSettings = ScheduleSettings()
     web: WebSettings = WebSettings()
     health: HealthSettings = HealthSettings()
-    detect: dict[str, Any] = Field(default_factory=dict)
-    classify: dict[str, Any] = Field(default_factory=dict)
+    # typed like every other section, so a typo'd knob stops every command at start, not the first pass
+    detect: DetectSettings = DetectSettings()
+    classify: ClassifySettings = ClassifySettings()
 
     @field_validator("database")
     @classmethod

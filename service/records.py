@@ -8,40 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-Source = Literal["dashboard", "pretuned"]
-Cause = Literal["real", "method_change", "hardware", "noise"]
-CAUSES: tuple[str, ...] = ("real", "method_change", "hardware", "noise")
-# How a cause reads on every surface (Slack, the web pages, the CLI).
-CAUSE_WORDS = {
-    "real": "Real regression",
-    "method_change": "Benchmark method change",
-    "hardware": "Hardware issue",
-    "noise": "Noise",
-}
-MoveState = Literal["provisional", "confirmed", "ended", "retracted"]
-Direction = Literal["regression", "improvement"]
-
-# The metric that stands for a kernel (the dashboard's headline, the pretuned geomean): it leads
-# lists and casts a kernel's vote in a group.
-HEADLINE = ("helion_speedup_geomean", "geomean")
-# Metrics where a larger value is worse (time); every other metric is "higher is better".
-LOWER_IS_BETTER = frozenset({"helion_latency_avg_ms", "compile_time_geomean_s"})
-
-DASHBOARD_METRICS = (
-    "helion_speedup_geomean",
-    "triton_speedup_geomean",
-    "torch_compile_speedup_geomean",
-    "helion_latency_avg_ms",
-    "compile_time_geomean_s",
+# The vocabulary lives in service/domain.py; these names stay importable from here.
+from service.domain import (  # noqa: E402,F401 - re-exported
+    CAUSE_WORDS,
+    CAUSES,
+    DASHBOARD_METRICS,
+    HEADLINE,
+    LOWER_IS_BETTER,
+    Cause,
+    Direction,
+    MoveState,
+    Source,
+    baseline_metric,
 )
-PRETUNED_METRICS = ("geomean", "best_speedup", "helion_wins", "total")
-
-
-def baseline_metric(name: str) -> str:
-    """Metric name of one pretuned baseline's geomean, e.g. ``baseline:triton:geomean``."""
-    return f"baseline:{name}:geomean"
 
 
 def aware(dt: datetime) -> datetime:

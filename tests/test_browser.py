@@ -17,7 +17,7 @@ from service.web.app import create_app
 from service.web.auth import hash_password
 from tests.browser import (PASSWORD, PHONE, ROOT, Served, chart_points, launch, need_chromium, watched_page,
                            wider_than_the_page)
-from tests.test_web_data import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
+from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import pytest
 from service.store.db import Store, migration_head, stored_revision
 from service.web.auth import check_credentials
 from service.config import WebSettings
-from tests.test_loop_rows import Rows
+from tests.loop_rows import Rows
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHWATCH = Path(sys.executable).parent / "benchwatch"

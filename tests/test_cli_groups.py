@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from service.store.alert_reads import get_alert
-from tests.test_loop_rows import Rows
+from tests.loop_rows import Rows
 
 
 def _group(store):

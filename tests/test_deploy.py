@@ -72,9 +72,17 @@ def setting_for(env_name: str) -> tuple[str, str]:
     return section, key
 
 
+# triage tuning knobs: explained (and their defaults written) once, in config/default.toml; a deployment
+# overrides them with a --config file or BENCHWATCH_DETECT_<KEY> like any setting, but the example
+# env file does not repeat them
+TUNING = ("detect", "classify")
+
+
 def all_settings() -> set[tuple[str, str]]:
     out = set()
     for section, field in Settings.model_fields.items():
+        if section in TUNING:
+            continue
         fields = getattr(field.annotation, "model_fields", None)
         for key in fields or ():
             out.add((section, key))

@@ -11,7 +11,7 @@ from service.notify.view import group_view
 from service.store import oncall
 from service.store.tables import Alert, AlertGroup
 from service.web.queue import build_rows
-from tests.test_web_data import build_world
+from tests.web_world import build_world
 
 
 def test_the_latest_human_decision_speaks_for_the_group(lite):

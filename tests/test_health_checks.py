@@ -73,6 +73,14 @@ def test_a_platform_with_no_rows_or_only_infra_missing_is_an_outage():
     assert f.kind == "platform_outage" and "all 3 kernels infra_missing" in f.detail
 
 
+def test_a_platform_whose_every_kernel_came_back_empty_is_an_outage_at_once():
+    empty = rows({("b200", k): {"failed": True} for k in "abc"})
+    (f,) = check(data(rows(), empty))  # the first night already: the machine, not three kernels
+    assert (f.kind, f.platform_short) == ("platform_outage", "b200") and "all 3 kernels produced nothing" in f.detail
+    some = rows({("b200", k): {"failed": True} for k in "ab"})
+    assert check(data(rows(), some)) == []  # one kernel still ran: kernel streaks decide
+
+
 def test_a_missing_shard_is_a_partial_outage_naming_the_kernels():
     shard = rows({("h100", "b"): None, ("h100", "c"): {"infra_missing": True}})
     (f,) = check(data(rows(), shard))

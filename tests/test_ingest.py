@@ -192,13 +192,21 @@ def test_bad_documents_are_refused_and_store_unchanged(cli, world, tmp_path):
         assert _status(cli) == before, name
 
 
-def test_unknown_fields_are_accepted(cli, world, tmp_path):
+def test_unknown_fields_are_accepted(cli, world, tmp_path, db_url):
     doc = world.dashboard(5)
     doc["brand_new_top_level"] = {"x": 1}
     doc["summary"][0]["new_field"] = [1, 2]
     doc["summary"][0]["history"][0]["another"] = "y"
     res = cli("ingest", "--dashboard", _write(tmp_path, "d.json", doc))
     assert res.exit_code == 0, res.output
+    # the document is stored whole: every track and run, the one with extra fields included
+    store = Store(db_url)
+    with store.session() as s:
+        tracks = set(s.execute(select(Track.platform_short, Track.kernel).where(Track.source == "dashboard")))
+        runs = set(s.scalars(select(Run.run_id).where(Run.source == "dashboard")))
+    store.dispose()
+    assert tracks == {(r["platform_short"], r["kernel"]) for r in doc["summary"]}
+    assert runs >= {r["run_id"] for r in doc["runs"]}
 
 
 def test_a_short_per_shape_column_is_dropped_not_the_document(cli, world, tmp_path, db_url):

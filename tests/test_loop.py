@@ -17,7 +17,7 @@ from service.schedule.run_once import run_once
 from service.store import outbox
 from service.store.tables import SchemaNote
 from tests.slack_standin import TOKEN, SlackStandIn
-from tests.test_loop_rows import Rows, night_time
+from tests.loop_rows import Rows, night_time
 from tests.test_notify import CHANNEL, make_settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from service.notify.view import group_view
 from service.store import outbox
 from service.store.tables import AlertGroup, OutboxMessage, SlackThread
 from tests.slack_standin import TOKEN, SlackStandIn
-from tests.test_loop_rows import Rows, night_time, sha
+from tests.loop_rows import Rows, night_time, sha
 
 CHANNEL = "C0TRIAGE"
 

@@ -12,7 +12,7 @@ from service.store import oncall
 from service.store.alert_reads import get_alert
 from service.store.tables import Alert, AlertGroup
 from tests.slack_standin import SlackStandIn
-from tests.test_loop_rows import Rows, night_time
+from tests.loop_rows import Rows, night_time
 from tests.test_notify import make_settings, plan_and_deliver
 
 

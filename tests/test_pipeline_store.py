@@ -19,7 +19,7 @@ from service.store.alerts_writer import (
     upsert_group,
 )
 from service.schedule.detect_pass import SourceView
-from service.store.series_reads import (
+from service.store.series_io import (
     load_one,
     mark_detected,
     runs_of,
@@ -96,7 +96,7 @@ def _ordinal(ids) -> dict[int, int]:
     return {pk: i for i, pk in enumerate(ids["runs"])}
 
 
-def test_series_reads_keep_failures_and_manual_runs_apart(store, world):
+def test_series_io_keep_failures_and_manual_runs_apart(store, world):
     with store.session() as s:
         ref, data = load_one(s, SeriesKey("pretuned", "b200", "gemm", "geomean"))
     assert ref.series_id == world["series"]["geomean"]

@@ -13,7 +13,7 @@ from service.store.status import store_status
 from tests import upstream_docs as docs
 from tests.slack_standin import SlackStandIn
 from tests.test_loop import ScriptedDetect
-from tests.test_loop_rows import Rows, night_time
+from tests.loop_rows import Rows, night_time
 from tests.test_notify import make_settings
 
 # passes a schema without bounds; on SQLite the write raised OverflowError, on PostgreSQL a

@@ -13,7 +13,7 @@ from service.store import outbox
 from service.store.status import store_status
 from service.web.app import create_app
 from tests.slack_standin import SlackStandIn
-from tests.test_loop_rows import Rows, night_time
+from tests.loop_rows import Rows, night_time
 from tests.test_notify import make_settings, plan_and_deliver
 
 NO_HISTORY = 10**6  # every conversations.history call refused, as without channels:history

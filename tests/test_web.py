@@ -17,7 +17,7 @@ from service.store.db import Store
 from service.store.tables import Alert, AlertHistory
 from service.web.app import create_app
 from service.web.auth import check_credentials, hash_password
-from tests.test_web_data import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
+from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
 PASSWORD = "correct horse battery"
 TEAM_TOKEN = "team-token-5f1c2e9a"

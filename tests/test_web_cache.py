@@ -13,7 +13,7 @@ from service.store.db import Store
 from service.store.oncall import acknowledge, add_note
 from service.store.tables import Alert, AlertGroup, IngestLog
 from service.web.cache import PageCache, alert_key
-from tests.test_web_data import build_world
+from tests.web_world import build_world
 
 
 def test_stale_while_revalidate_is_bounded(lite):

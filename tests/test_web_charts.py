@@ -10,7 +10,7 @@ from sqlalchemy import insert, update
 from service.store.alert_reads import load_alert
 from service.store.tables import Point, Series
 from service.web.charts import alert_charts, series_chart
-from tests.test_loop_rows import T0, Rows
+from tests.loop_rows import T0, Rows
 
 
 def _add_series(store, track_of: int, metric: str) -> int:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.test_web import alice_hash, client, world  # noqa: F401 - fixtures
-from tests.test_web_data import XSS_KERNEL
+from tests.web_world import XSS_KERNEL
 
 
 def _chart_title(html: str) -> str:

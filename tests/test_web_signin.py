@@ -13,7 +13,7 @@ from service.cli.main import app as cli_app
 from service.config import Settings, WebSettings
 from service.web.app import create_app
 from service.web.auth import check_credentials, hash_password, user_rounds
-from tests.test_loop_rows import Rows
+from tests.loop_rows import Rows
 from tests.test_web import PASSWORD, SECRET_KEY, TEAM_TOKEN, csrf_of, sign_in
 
 

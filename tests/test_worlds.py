@@ -35,8 +35,12 @@ def test_same_seed_same_documents():
 
 
 def test_documents_validate_against_the_ingest_schema(world):
-    parse_document("dashboard", world.dashboard_bytes(149))
-    parse_document("pretuned", world.pretuned_bytes(149))
+    for source, body, doc in (("dashboard", world.dashboard_bytes(149), world.dashboard(149)),
+                              ("pretuned", world.pretuned_bytes(149), world.pretuned(149))):
+        parsed = parse_document(source, body)  # raises on the first problem
+        assert parsed.source == source
+        assert len(parsed.data["summary"]) == len(doc["summary"]) > 0
+        assert [r["run_id"] for r in parsed.data["runs"]] == [r["run_id"] for r in doc["runs"]]
 
 
 def test_every_cause_on_both_sources(world):

@@ -110,7 +110,7 @@ def investigate_cmd(
     """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
     from service.schedule.detect_pass import resolve_repo
     from service.schedule.investigate import Question, investigate, parse_day
-    from service.store.series_reads import load_one
+    from service.store.series_io import load_one
 
     settings = STATE.settings()
     q = Question(source, platform, kernel, metric, parse_day(date), window_days)

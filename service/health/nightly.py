@@ -75,6 +75,11 @@ def check_nightly(data: SourceNights, *, failing_nights: int, partial_min: int) 
             what = (f"all {len(listed)} kernels infra_missing" if listed else "no rows")
             out.append(Finding("platform_outage", src, f"{platform}: {what} {on}", platform))
             continue
+        if len(ran) >= 2 and all(rows[(platform, k)].failed for k in ran):
+            # the job ran and every kernel came back empty (zeros): the machine, not the kernels
+            out.append(Finding("platform_outage", src,
+                               f"{platform}: all {len(ran)} kernels produced nothing {on}", platform))
+            continue
         expected = _kernels_expected(data, platform)
         if expected:
             missing = sorted(expected - ran - removed)

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, TypeAdapter, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
+from service.domain import Source, baseline_metric
 from service.errors import BenchwatchError
 
 
@@ -66,7 +67,7 @@ Name = Text(255, 1)  # kernel, platform, branch: String(255) columns
 Short = Text(64, 1)  # platform_short: a String(64) column
 Compute = Text(64)
 # a pretuned baseline becomes the metric ``baseline:<name>:geomean`` in a String(255) column
-BaselineName = Text(255 - len("baseline::geomean"), 1)
+BaselineName = Text(255 - len(baseline_metric("")), 1)
 Values = list[NonNeg | None]
 
 PER_SHAPE_COLUMNS = (
@@ -197,8 +198,8 @@ class PretunedDocument(_Published):
 
 
 MODELS: dict[str, TypeAdapter] = {
-    "dashboard": TypeAdapter(DashboardDocument),
-    "pretuned": TypeAdapter(PretunedDocument),
+    Source.DASHBOARD: TypeAdapter(DashboardDocument),
+    Source.PRETUNED: TypeAdapter(PretunedDocument),
 }
 
 
@@ -206,7 +207,7 @@ MODELS: dict[str, TypeAdapter] = {
 class ParsedDocument:
     """A validated document: plain dicts and lists shaped like the TypedDict of its source."""
 
-    source: str  # "dashboard" | "pretuned"
+    source: str  # a `domain.Source`
     data: dict[str, Any]
 
 

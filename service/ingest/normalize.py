@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from service.ingest.documents import PER_SHAPE_COLUMNS, ParsedDocument
-from service.records import DASHBOARD_METRICS, baseline_metric
+from service.domain import DASHBOARD_METRICS, Source, baseline_metric
 
 _FAILED = -1.0  # never a stored value: values are validated non-negative
 
@@ -225,7 +225,7 @@ def _latest(out: NormalizedDocument, doc: dict) -> None:
 
 
 def normalize_dashboard(doc: dict) -> NormalizedDocument:
-    out = NormalizedDocument("dashboard")
+    out = NormalizedDocument(Source.DASHBOARD)
     _latest(out, doc)
     for run in doc.get("runs", ()):
         _add_run(out, run)
@@ -263,7 +263,7 @@ def _pretuned_row(key: tuple[str, str], h: dict) -> ObservationRow:
 
 
 def normalize_pretuned(doc: dict) -> NormalizedDocument:
-    out = NormalizedDocument("pretuned")
+    out = NormalizedDocument(Source.PRETUNED)
     _latest(out, doc)
     for run in doc.get("runs", ()):
         _add_run(out, run)
@@ -279,6 +279,6 @@ def normalize_pretuned(doc: dict) -> NormalizedDocument:
 
 
 def normalize(doc: ParsedDocument) -> NormalizedDocument:
-    if doc.source == "dashboard":
+    if doc.source == Source.DASHBOARD:
         return normalize_dashboard(doc.data)
     return normalize_pretuned(doc.data)

@@ -33,7 +33,7 @@ from service.store.alerts_writer import (
     upsert_group,
 )
 from service.store.db import Store
-from service.store.series_reads import (
+from service.store.series_io import (
     RunRow,
     SeriesProgress,
     SeriesRef,
@@ -287,6 +287,27 @@ def _alertable(metric: str) -> bool:
     return _detectable(metric) and metric not in COMPARATOR_SPEEDUPS
 
 
+def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> dict[int, list[Move]]:
+    """What the detector sees now in each of ``series_ids``: its own steps, and the steps only
+    the platform-wide rule finds (`detect.pooled`). The nightly pass and `investigate` both
+    call this, so they never disagree about a move."""
+    from service.detect.pooled import pooled_moves
+
+    found = {sid: stages.detect(view.data[sid]) for sid in series_ids}
+    # the headline only: a platform-wide step in latency or compile time alone is a change in
+    # how those are measured far more often than news, and either timer's own detector sees big ones
+    headline = DEFAULT_METRIC[view.source]
+    alertable = [view.data[r.series_id] for r in view.refs if r.key.metric == headline and r.series_id in view.data]
+    night_of = {r.run_id: i for i, r in enumerate(view.trend)}
+    known = {view.data[sid].key: ms for sid, ms in found.items()}
+    extra = pooled_moves(alertable, night_of, stages.dset, known)
+    for sid in series_ids:
+        more = extra.get(view.data[sid].key)
+        if more:
+            found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
+    return found
+
+
 def _move_key(m: Move) -> tuple:
     return (m.key, m.first_bad.run_id, m.direction)
 
@@ -357,6 +378,7 @@ def _detect_source(
         stored[a.series_id].append(a)
 
     # 1. detect + reconcile the changed series; unchanged series keep their stored moves
+    fresh = fresh_moves(stages, view, sorted(changed))
     moves: dict[int, list[Move]] = {}
     for sid, ref in ref_by_id.items():
         previous = [
@@ -365,7 +387,7 @@ def _detect_source(
             or (a.status == "resolved" and a.state != "retracted")
         ]
         if sid in changed:
-            moves[sid] = stages.reconcile(previous, stages.detect(view.data[sid]))
+            moves[sid] = stages.reconcile(previous, fresh[sid])
         elif previous:
             moves[sid] = previous
     # 2. events: the live moves of the source grouped by platform and nightly, each group

@@ -175,10 +175,15 @@ class EventGatherer:
         short = self.stages.dset.revert_nights
         blips = frozenset(move_key(m) for m in group.moves
                           if m.state == "ended" and m.nights_after <= short and not episode)
+        # a member below the bar alone is noise; one of many kernels that stepped together on
+        # this platform (the platform-wide rule found them) is part of the event
+        together = Counter(m.direction for m in group.moves)
+        crowd = {d for d, n in together.items()
+                 if len({m.key.kernel for m in group.moves if m.direction == d}) >= self.stages.cset.group_min_kernels}
         for m in group.moves:
             if move_key(m) in blips:
                 continue
-            if m.significance < min_sig:
+            if m.significance < min_sig and m.direction not in crowd:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
             c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)

@@ -18,11 +18,10 @@ from service.health.records import Finding, SourceNights
 from service.store.db import Store
 from service.store.health_reads import night_rows, recent_nightlies
 from service.store.health_writer import HealthOutcome, fetch_state, reconcile
-from service.store.status import SOURCES
+from service.domain import SOURCES, Source
 from service.store.tables import Run
 
 log = logging.getLogger(__name__)
-_SOURCE_KINDS = ("no_nightly", "fetch_failing")
 
 
 @dataclass
@@ -58,7 +57,7 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
     f = freshness.fetch_failing(source, fetch["failures"], fetch["since"], fetch["error"], h.fetch_failures)
     findings += [f] if f else []
     if nights:
-        expected = matrix.expected_at(repo, newest.full_sha) if source == "dashboard" else None
+        expected = matrix.expected_at(repo, newest.full_sha) if source == Source.DASHBOARD else None
         data = SourceNights(source, tuple(n for _, n in nights), tuple(rows[pk] for pk in pks), expected)
         nightly = check_nightly(data, failing_nights=h.failing_nights, partial_min=h.partial_outage_min_kernels)
         removed = {(f.platform_short, f.kernel) for f in nightly if f.kind == "matrix_change"}

@@ -12,6 +12,7 @@ import logging
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from service.config import Settings
+from service.domain import SOURCES
 from service.errors import BenchwatchError
 from service.ingest.documents import parse_document
 from service.ingest.fetch import fetch
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 def ingest_source(store: Store, settings: Settings, source: str, location: str) -> IngestResult:
     """Nothing is written unless the whole document validates; the store is unchanged on error."""
-    if source not in ("dashboard", "pretuned"):
+    if source not in SOURCES:
         raise BenchwatchError(f"unknown source {source!r}")
     with store.session() as session:
         etag, last_hash = last_etag(session, source, location)

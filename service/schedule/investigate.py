@@ -21,11 +21,11 @@ from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
-from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable
+from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
 from service.store.alerts_writer import evidence_item
 from service.store.db import Store
-from service.store.series_reads import series_refs
+from service.store.series_io import series_refs
 from service.store.tables import Track
 
 
@@ -151,10 +151,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
                 if r.key.metric == headline or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
-        moves: dict[int, list[Move]] = {}
-        for r in refs:
-            if _alertable(r.key.metric):
-                moves[r.series_id] = stages.detect(view.data[r.series_id])
+        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)])
         live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
         verdicts = explain_groups(stages, view, group_moves(live))
         cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}

@@ -24,6 +24,7 @@ from service.schedule.ingest_pass import ingest_guarded
 from service.store.health_writer import note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
+from service import domain
 from service.records import naive
 from service.store.tables import SchemaNote
 
@@ -127,15 +128,13 @@ def run_once(
     summary = RunSummary()
     with run_lock(store):
         _note(store, "run_once.last_started", naive(datetime.now(timezone.utc)).isoformat())
-        _ingest(store, settings, "dashboard", dashboard, summary, now)
-        _ingest(store, settings, "pretuned", pretuned, summary, now)
+        _ingest(store, settings, domain.Source.DASHBOARD, dashboard, summary, now)
+        _ingest(store, settings, domain.Source.PRETUNED, pretuned, summary, now)
         try:
             result = (detect or _default_detect)(store, settings, repo_path, now=now, fetch=fetch_repo)
             summary.detect = result.line() if hasattr(result, "line") else str(result)
         except BenchwatchError as exc:
             summary.errors.append(f"detect: {exc.message}")
-        except ImportError as exc:  # a stage missing from this install: still deliver the outbox
-            summary.errors.append(f"detect: stage not available ({exc})")
         except Exception as exc:  # noqa: BLE001 - queued Slack messages still go out
             log.exception("run-once: detect failed")
             summary.errors.append(f"detect: unexpected {exc.__class__.__name__}: {_first_line(exc)}")

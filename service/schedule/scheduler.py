@@ -1,7 +1,7 @@
 """`benchwatch serve`: the APScheduler jobs and the web app in one process.
 
 The scheduler is a BackgroundScheduler so the web app (uvicorn) can own the main thread; with no
-web app (not installed yet, or ``--no-web``) the main thread just waits for SIGTERM/SIGINT.
+web app (``--no-web``) the main thread just waits for SIGTERM/SIGINT.
 Jobs: run-once on ``schedule.cron`` OR ``schedule.extra_cron`` (one job, so ``max_instances=1``
 really means no overlap; the run lock also guards against other processes), and the optional
 daily digest. ``coalesce`` folds missed firings into one; ``misfire_grace_time`` drops firings

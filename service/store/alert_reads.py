@@ -8,18 +8,17 @@ machine_cause, human_cause). Shas are 8-hex, dates ISO-8601 UTC with a trailing 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
-from service.records import CAUSES, RankedCommit, RunRef
+from service.domain import CAUSES, SOURCES, STATUSES, AlertStatus
+from service.domain import group_cause as effective_cause  # noqa: F401 - old name, still imported by notify/web
+from service.records import RankedCommit, RunRef
 from service.store.db import chunks
 from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
-
-STATUSES = ("open", "acknowledged", "resolved", "dismissed")
-
 
 def iso(dt: datetime | None) -> str | None:
     """ISO-8601 UTC with Z (store datetimes are naive UTC)."""
@@ -140,7 +139,7 @@ def _alert_obj(rows: AlertRows, history: list[dict]) -> dict[str, Any]:
         "platform_short": track.platform_short,
         "kernel": track.kernel,
         "metric": series.metric,
-        "cause": alert.human_cause or alert.cause,
+        "cause": alert.effective_cause,
         "kind": alert.cause_kind or "",
         "machine_cause": alert.cause,
         "human_cause": alert.human_cause,
@@ -183,7 +182,7 @@ def check_choice(name: str, value: str | None, allowed) -> None:
 
 def list_alerts(
     session: Session,
-    status: str | None = "open",
+    status: str | None = AlertStatus.OPEN,
     platform: str | None = None,
     cause: str | None = None,
     source: str | None = None,
@@ -194,7 +193,7 @@ def list_alerts(
         status = None
     check_choice("status", status, STATUSES)
     check_choice("cause", cause, CAUSES)
-    check_choice("source", source, ("dashboard", "pretuned"))
+    check_choice("source", source, SOURCES)
     if limit is not None and limit < 1:
         raise BenchwatchError("limit must be a positive number")
     q = _with_rows().order_by(Alert.created_at.desc(), Alert.id.desc())
@@ -205,9 +204,7 @@ def list_alerts(
     if source is not None:
         q = q.where(Track.source == source)
     if cause is not None:
-        q = q.where(
-            (Alert.human_cause == cause) | ((Alert.human_cause.is_(None)) & (Alert.cause == cause))
-        )
+        q = q.where(Alert.effective_cause == cause)
     if limit is not None:
         q = q.limit(limit)
     return alerts_json(session, [AlertRows(*row) for row in session.execute(q)])
@@ -218,23 +215,6 @@ def get_alert(session: Session, alert_id: int) -> dict:
     if rows is None:
         raise BenchwatchError(f"no alert with id {alert_id}")
     return alert_json(session, rows)
-
-
-def effective_cause(group_cause: str, alerts: list[dict],
-                    decided: Mapping[int, int] | None = None) -> tuple[str, bool]:
-    """The cause a person reads (Slack and the queue alike): the latest human verdict on any
-    member speaks for the group; otherwise the machine's group verdict.
-
-    ``decided`` maps alert id -> id of its latest re-classification in the audit trail (ids only
-    grow, so the largest is the newest decision: see `human_decisions`). When two people give
-    members different causes, the later decision wins, not the member listed last.
-    """
-    decided = decided or {}
-    human = [(decided.get(a.get("id"), 0), i, a["human_cause"])
-             for i, a in enumerate(alerts) if a.get("human_cause")]
-    if not human:
-        return group_cause, False
-    return max(human)[2], True
 
 
 def human_decisions(session: Session, alert_ids: list[int] | None = None) -> dict[int, int]:

@@ -19,9 +19,10 @@ from typing import Iterable, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.domain import AlertStatus, MoveState
 from service.records import Classification, Move, RunRef, SeriesKey, aware, naive
 from service.store.alert_reads import commit_json, related_json
-from service.store.series_reads import RunRow
+from service.store.series_io import RunRow
 from service.store.tables import Alert, AlertGroup, AlertHistory
 
 MACHINE = "benchwatch"
@@ -92,7 +93,7 @@ def _move_fields(rec: MoveRecord) -> dict:
         noise_sigma=_r(m.noise_sigma),
         nights_after=int(m.nights_after),
         state=m.state,
-        end_run_pk=rec.end_pk if m.state == "ended" else None,
+        end_run_pk=rec.end_pk if m.state == MoveState.ENDED else None,
     )
 
 
@@ -173,12 +174,12 @@ def upsert_alert(
     if alerts is None:
         alerts = stored_alerts(session, rec.series_id)
     found = match_alert(alerts, rec, ordinal, tolerance)
-    retracted = rec.move.state == "retracted"
-    if found is None or (found.status == "resolved" and found.state == "retracted" and not retracted):
+    retracted = rec.move.state == MoveState.RETRACTED
+    if found is None or (found.status == AlertStatus.RESOLVED and found.state == MoveState.RETRACTED and not retracted):
         if retracted or rec.classification is None:
             return AlertOutcome(found.id if found else 0, "skipped", False)
         alert = Alert(
-            series_id=rec.series_id, status="open", created_at=naive(now), updated_at=naive(now),
+            series_id=rec.series_id, status=AlertStatus.OPEN, created_at=naive(now), updated_at=naive(now),
             reopened_from=found.id if found else None, human_cause=None,
             **_move_fields(rec), **_classification_fields(rec.classification),
         )
@@ -194,7 +195,7 @@ def upsert_alert(
     fields = _move_fields(rec)
     if retracted:
         # a vanished move keeps its last numbers; only its state changes
-        fields = {"state": "retracted"}
+        fields = {"state": MoveState.RETRACTED}
     if rec.classification is not None and not retracted:
         fields.update(_classification_fields(rec.classification))
     changed = {k: v for k, v in fields.items() if getattr(found, k) != v}
@@ -240,12 +241,12 @@ class GroupRecord:
 
 def group_state(states: Iterable[str]) -> str:
     states = list(states)
-    if states and all(s == "retracted" for s in states):
-        return "retracted"
-    live = [s for s in states if s != "retracted"]
-    if live and all(s == "ended" for s in live):
-        return "ended"  # an episode that is over: the message says when it recovered
-    return "confirmed" if "confirmed" in states else "provisional"
+    if states and all(s == MoveState.RETRACTED for s in states):
+        return MoveState.RETRACTED
+    live = [s for s in states if s != MoveState.RETRACTED]
+    if live and all(s == MoveState.ENDED for s in live):
+        return MoveState.ENDED  # an episode that is over: the message says when it recovered
+    return MoveState.CONFIRMED if MoveState.CONFIRMED in states else MoveState.PROVISIONAL
 
 
 def upsert_group(
@@ -306,7 +307,7 @@ def upsert_group(
         bumped = visible
     # retracted members keep their group_id (history) but are no longer members
     old_alerts = set(session.scalars(
-        select(Alert.id).where(Alert.group_id == group.id, Alert.state != "retracted")
+        select(Alert.id).where(Alert.group_id == group.id, Alert.state != MoveState.RETRACTED)
     ))
     old_children = set(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
     membership = (old_alerts != set(rec.alert_ids)) or (old_children != set(rec.child_ids))
@@ -329,14 +330,14 @@ def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetim
     out = []
     for gid in set(group_ids):
         g = session.get(AlertGroup, gid)
-        if g is None or g.state == "retracted":
+        if g is None or g.state == MoveState.RETRACTED:
             continue
         has_alert = session.scalar(
-            select(Alert.id).where(Alert.group_id == gid, Alert.state != "retracted").limit(1)
+            select(Alert.id).where(Alert.group_id == gid, Alert.state != MoveState.RETRACTED).limit(1)
         )
         has_child = session.scalar(select(AlertGroup.id).where(AlertGroup.parent_id == gid).limit(1))
         if has_alert is None and has_child is None:
-            g.state = "retracted"
+            g.state = MoveState.RETRACTED
             g.revision += 1
             g.updated_at = naive(now)
             out.append(gid)

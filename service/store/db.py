@@ -162,10 +162,6 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def has_schema(engine: Engine) -> bool:
-    return inspect(engine).has_table("runs")
-
-
 class Store:
     """An engine plus a session factory; what every command opens once."""
 

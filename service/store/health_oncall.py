@@ -21,7 +21,7 @@ _FROM = {
     DISMISSED: (OPEN, ACKNOWLEDGED),
     OPEN: (ACKNOWLEDGED, RESOLVED, DISMISSED),
 }
-_ACTION = {ACKNOWLEDGED: "acknowledged", RESOLVED: "resolved", DISMISSED: "dismissed", OPEN: "reopened"}
+_ACTION = {ACKNOWLEDGED: "acknowledged", RESOLVED: "resolved", DISMISSED: "dismissed", OPEN: "reopened"}  # audit verbs
 
 
 def _alert(session: Session, alert_id: int) -> HealthAlert:

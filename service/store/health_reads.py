@@ -10,8 +10,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.domain import AlertStatus
 from service.health.records import KernelResult, Nightly
-from service.records import HEADLINE, aware
+from service.domain import HEADLINE
+from service.records import aware
 from service.store.alert_reads import iso
 from service.store.tables import (
     AlertGroup, HealthAlert, HealthHistory, Observation, Point, Run, Series, ShapeValue, Track, TrackFlags,
@@ -112,7 +114,7 @@ def health_alerts_json(session: Session, alerts: list[HealthAlert]) -> list[dict
     return [health_json(a, hist[a.id]) for a in alerts]
 
 
-def list_health(session: Session, status: str | None = "open", platform: str | None = None,
+def list_health(session: Session, status: str | None = AlertStatus.OPEN, platform: str | None = None,
                 source: str | None = None, limit: int | None = None) -> list[dict]:
     """Health alerts newest first (filters already checked by the caller)."""
     q = select(HealthAlert).order_by(HealthAlert.created_at.desc(), HealthAlert.id.desc())

@@ -19,6 +19,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.domain import ACTIVE_STATUSES, AlertStatus
 from service.health.records import Finding
 from service.records import naive
 from service.store.tables import AlertGroup, HealthAlert, HealthHistory, SchemaNote
@@ -86,7 +87,7 @@ def reconcile(session: Session, source: str, findings: list[Finding], *, day_of:
         alert = HealthAlert(group_id=group.id, kind=f.kind, key=f.key, source=source,
                             platform_short=f.platform_short, kernel=f.kernel, detail=f.detail,
                             shapes=list(f.shapes), state=INFO if f.info else ACTIVE,
-                            status="resolved" if f.info else "open", run_pk=run_pk,
+                            status=AlertStatus.RESOLVED if f.info else AlertStatus.OPEN, run_pk=run_pk,
                             created_at=at, updated_at=at)
         session.add(alert)
         session.flush()
@@ -99,9 +100,9 @@ def reconcile(session: Session, source: str, findings: list[Finding], *, day_of:
         alert.state, alert.recovered_at, alert.updated_at = RECOVERED, at, at
         note = f"recovered {at:%Y-%m-%d}"
         add_history(session, alert.id, at, "recovered", ACTIVE, RECOVERED, note)
-        if alert.status in ("open", "acknowledged"):
-            add_history(session, alert.id, at, "resolved", alert.status, "resolved", note)
-            alert.status = "resolved"
+        if alert.status in ACTIVE_STATUSES:
+            add_history(session, alert.id, at, "resolved", alert.status, AlertStatus.RESOLVED, note)
+            alert.status = AlertStatus.RESOLVED
         out.recovered.append(key)
         group = session.get(AlertGroup, alert.group_id)
         touched[group.id] = group

@@ -18,13 +18,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import CAUSES
+from service.domain import CAUSES, AlertStatus
 from service.store.alert_reads import alert_json
 from service.store.alerts_writer import add_history
 from service.records import naive
 from service.store.tables import Alert, AlertGroup, AlertHistory
 
-OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED = "open", "acknowledged", "resolved", "dismissed"
+OPEN, ACKNOWLEDGED, RESOLVED, DISMISSED = (s.value for s in AlertStatus)
 MAX_NOTE = 2000
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,255}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -135,7 +135,7 @@ def reclassify(session: Session, alert_id: int, *, cause: str, by: str, note: st
         raise BenchwatchError(f"cause must be one of {', '.join(CAUSES)}, not {cause!r}")
     by, note, at = clean_name(by), clean_note(note), _now(now)
     alert = _alert(session, alert_id)
-    return _change(session, alert, "human_cause", cause, alert.human_cause or alert.cause,
+    return _change(session, alert, "human_cause", cause, alert.effective_cause,
                    "reclassified", by, note, at)
 
 

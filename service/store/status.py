@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from service.domain import SOURCES, AlertStatus
 from service.store.ingest_writer import FAILED
 from service.store.outbox import DEAD, PENDING, backlog
 from service.store.tables import (
@@ -25,7 +26,6 @@ from service.store.tables import (
     Track,
 )
 
-SOURCES = ("dashboard", "pretuned")
 
 
 def _count(session: Session, stmt) -> int:
@@ -87,7 +87,7 @@ def freshness(session: Session) -> dict[str, int | str | None]:
 
     out: dict[str, int | str | None] = {}
     out["health_alerts_open"] = _count(
-        session, select(func.count()).select_from(HealthAlert).where(HealthAlert.status == "open")
+        session, select(func.count()).select_from(HealthAlert).where(HealthAlert.status == AlertStatus.OPEN)
     )
     for source in SOURCES:
         newest = session.scalar(select(func.max(Run.date)).where(Run.source == source, Run.is_trend))

@@ -23,8 +23,12 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
 )
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from service import domain
 
 
 class Base(DeclarativeBase):
@@ -239,7 +243,7 @@ class Alert(Base):
     noise_sigma: Mapped[float] = mapped_column(Float, default=0.0)
     nights_after: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16), default="open")
+    status: Mapped[str] = mapped_column(String(16), default=domain.AlertStatus.OPEN.value)
     cause: Mapped[str] = mapped_column(String(32))  # machine's verdict
     cause_kind: Mapped[str] = mapped_column(String(32), default="", server_default="")  # mechanism under the cause
     end_run_pk: Mapped[int | None] = mapped_column(ForeignKey("runs.id"), nullable=True)  # episode end
@@ -255,6 +259,17 @@ class Alert(Base):
     reopened_from: Mapped[int | None] = mapped_column(ForeignKey("alerts.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+    @hybrid_property
+    def effective_cause(self) -> str:
+        """The cause a person reads: the human's over the machine's (`domain.effective_cause`);
+        the same rule as SQL, so the queue filters on what it shows."""
+        return domain.effective_cause(self.cause, self.human_cause)
+
+    @effective_cause.inplace.expression
+    @classmethod
+    def _effective_cause_sql(cls):
+        return func.coalesce(func.nullif(cls.human_cause, ""), cls.cause)
 
 
 class AuditColumns:
@@ -318,7 +333,7 @@ class HealthAlert(Base):
     detail: Mapped[str] = mapped_column(Text)
     shapes: Mapped[list] = mapped_column(JSON, default=list)
     state: Mapped[str] = mapped_column(String(16))  # active | recovered | info
-    status: Mapped[str] = mapped_column(String(16), default="open")
+    status: Mapped[str] = mapped_column(String(16), default=domain.AlertStatus.OPEN.value)
     run_pk: Mapped[int | None] = mapped_column(ForeignKey("runs.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)

@@ -9,11 +9,12 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.records import Cause, SeriesKey, Source
+from service.domain import STATUSES, AlertStatus, Cause, Source
+from service.records import SeriesKey
 from service.notify.view import group_view, list_group_views
-from service.store.alert_reads import STATUSES, check_choice, get_alert, iso, list_alerts
+from service.store.alert_reads import check_choice, get_alert, iso, list_alerts
 from service.store.health_reads import health_group_view
-from service.store.series_reads import load_one, series_refs
+from service.store.series_io import load_one, series_refs
 from service.store.status import store_status
 from service.store.tables import AlertGroup
 from service.web.deps import DbId, db, scheduler_info
@@ -24,7 +25,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/alerts", summary="Alerts, newest first (same objects as `benchwatch alerts --format json`)")
 def api_alerts(
-    status: str = Query("open", description="open | acknowledged | resolved | dismissed | all"),
+    status: str = Query(AlertStatus.OPEN.value, description=" | ".join((*STATUSES, "all"))),
     platform: Optional[str] = Query(None, max_length=64),
     cause: Optional[Cause] = None,
     source: Optional[Source] = None,

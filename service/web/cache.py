@@ -1,17 +1,31 @@
 """Rendered pages for anonymous readers, reused until the data changes.
 
 On-call mostly *reads*: 20 people refreshing the queue and opening alerts from Slack. Pages are
-kept until the data under them changes. A one-statement "data version" (a summary of alerts,
-groups, audit entries, runs and ingests) is re-read at most every `ttl_s` seconds, and at once
-after an action taken through this app, so its author sees the change on the redirect.
+kept until the data under them changes. A one-statement data version (`store.page_versions`) is
+re-read at most every `ttl_s` seconds, and at once after an action taken through this app, so
+its author sees the change on the redirect. When it moves, new runs, ingests, alerts or groups
+drop every page (a nightly: everything may look different); otherwise per-alert fingerprints say
+which alert pages (and which of their group-mates') are stale; queue pages always go. Signed-in
+pages (they carry a CSRF token and the user's name) are never cached.
 
-When the version moves, what is dropped depends on what moved: new runs, ingests, alerts or
-groups drop every page (a nightly: everything may look different); otherwise only on-call
-work or a re-classification touched existing alerts, and a per-alert fingerprint says which
-alert pages (and which of their group-mates') are stale; queue pages always go. Before this,
-one acknowledgement re-rendered every page, and with people working the queue the pages were
-rendered more often than they were reused.
-Signed-in pages (they carry a CSRF token and the user's name) are never cached.
+Why each part is here (each was measured by benchmarks/web_load.py or is held by
+tests/test_web_cache.py; the README's *Speed* table has the figures):
+- selective invalidation (fingerprints, `stale_alerts`): with one acknowledgement re-rendering
+  every page, pages were rendered more often than they were reused while people worked the queue.
+- `FastPages`, an ASGI bypass with its own URL parsing (`key_for`): a hit served before routing
+  costs a fraction of a millisecond instead of a trip through FastAPI, which leaves the two CPUs
+  to the pages that must be rendered. It runs before the router, so it must tell the cache key from
+  the raw path and query itself; anything it is unsure of (odd parameters) goes to the route.
+- stale-while-revalidate with one background thread (`lookup`/`_refresh`): sending every request
+  to the render threads until someone re-read the version queued hundreds of cached hits behind
+  first renders every `ttl_s` (p99 in the hundreds of ms). A page is at most 2 x ttl_s behind.
+- two locks: `_lock` guards the dicts and is held for microseconds only; `_check_lock` lets one
+  thread at a time read the version from the database (and sweep) without holding `_lock` during
+  that query, so cached hits never wait on the database.
+- the generation counter: a render that started before a sweep may hold old data; it is returned
+  to its requester but not kept.
+- `_rendering` events: a Slack post sends the whole rota to one new alert within seconds; the
+  page is rendered once and the others wait for it.
 """
 
 from __future__ import annotations
@@ -23,61 +37,22 @@ from collections import OrderedDict
 from typing import Callable
 from urllib.parse import parse_qsl
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from service.store.db import Store
-from service.store.tables import Alert, AlertGroup, AlertHistory, IngestLog, Run
+from service.store.page_versions import AlertFingerprint, DataVersion, alert_fingerprints, data_version
 
 
-def data_version(session: Session) -> tuple:
-    """Changes whenever anything a page shows can have changed (one round trip).
-
-    The first STRUCTURAL parts move only with new rows (a nightly); the rest with edits.
-    """
-    parts = (
-        select(func.count(Alert.id)).scalar_subquery(),
-        select(func.max(Alert.id)).scalar_subquery(),
-        select(func.count(AlertGroup.id)).scalar_subquery(),
-        select(func.max(Run.id)).scalar_subquery(),
-        select(func.max(IngestLog.id)).scalar_subquery(),
-        select(func.max(Alert.updated_at)).scalar_subquery(),
-        select(func.max(AlertGroup.updated_at)).scalar_subquery(),
-        select(func.sum(AlertGroup.revision)).scalar_subquery(),  # membership moves, whatever the clock
-        select(func.max(AlertHistory.id)).scalar_subquery(),
-    )
-    return tuple(session.execute(select(*parts)).one())
-
-
-STRUCTURAL = 5  # data_version()[:5]: counts and newest ids
-
-
-def alert_fingerprints(session: Session) -> dict[int, tuple]:
-    """Per alert, what its page shows that on-call or a detect pass can edit in place.
-
-    The audit trail's newest entry stands for the trail; the timestamp alone is not enough
-    (replays and tests write with a given clock, and a group move does not touch it).
-    """
-    newest = dict(session.execute(
-        select(AlertHistory.alert_id, func.max(AlertHistory.id)).group_by(AlertHistory.alert_id)
-    ).all())
-    return {
-        aid: (group_id, updated_at, state, status, cause, human_cause, change_pct, newest.get(aid))
-        for aid, group_id, updated_at, state, status, cause, human_cause, change_pct in session.execute(
-            select(Alert.id, Alert.group_id, Alert.updated_at, Alert.state, Alert.status, Alert.cause,
-                   Alert.human_cause, Alert.change_pct)
-        )
-    }
-
-
-def stale_alerts(old: dict[int, tuple], new: dict[int, tuple]) -> set[int]:
+def stale_alerts(old: dict[int, AlertFingerprint], new: dict[int, AlertFingerprint]) -> set[int]:
     """Alerts whose page changed: edited ones, and every member of a group one joined or left
     (an alert page draws its group-mates first among the platform's kernels)."""
+    def group_of(fps: dict[int, AlertFingerprint], a: int) -> int | None:
+        fp = fps.get(a)
+        return fp.group_id if fp is not None else None
+
     changed = {a for a in old.keys() | new.keys() if old.get(a) != new.get(a)}
-    moved = [a for a in changed if (old.get(a) or (None,))[0] != (new.get(a) or (None,))[0]]
-    groups = {fp[0] for fps in (old, new) for a in moved if (fp := fps.get(a)) and fp[0] is not None}
+    moved = [a for a in changed if group_of(old, a) != group_of(new, a)]
+    groups = {g for fps in (old, new) for a in moved if (g := group_of(fps, a)) is not None}
     if groups:
-        changed |= {a for a, fp in new.items() if fp[0] in groups}
+        changed |= {a for a, fp in new.items() if fp.group_id in groups}
     return changed
 
 
@@ -153,8 +128,8 @@ class PageCache:
         self._max = max_pages
         self._lock = threading.Lock()
         self._check_lock = threading.Lock()  # one version check (and page sweep) at a time
-        self._version: tuple | None = None
-        self._fingerprints: dict[int, tuple] = {}
+        self._version: DataVersion | None = None
+        self._fingerprints: dict[int, AlertFingerprint] = {}
         self._generation = 0  # bumped by every sweep; a render that saw an older one is not kept
         self._checked = 0.0
         self._refreshing = False
@@ -165,7 +140,7 @@ class PageCache:
     def enabled(self) -> bool:
         return self.ttl_s > 0
 
-    def version(self, *, force: bool = False) -> tuple:
+    def version(self, *, force: bool = False) -> DataVersion:
         """The data version, re-read when older than ``ttl_s`` (or ``force``); a new one sweeps
         the pages it makes stale before anyone can be served them."""
         with self._lock:
@@ -181,7 +156,7 @@ class PageCache:
                 fingerprints = alert_fingerprints(s) if self.enabled and v != old else None
             with self._lock:
                 if v != old:
-                    same_shape = old is not None and v[:STRUCTURAL] == old[:STRUCTURAL]
+                    same_shape = old is not None and v.structural == old.structural
                     self._sweep(fingerprints, same_shape)
                 self._version, self._checked = v, time.monotonic()
             return v
@@ -190,7 +165,7 @@ class PageCache:
         """A version read less than ``ttl_s`` ago (caller holds the lock)."""
         return self._version is not None and time.monotonic() - self._checked < self.ttl_s
 
-    def _sweep(self, fingerprints: dict[int, tuple] | None, same_shape: bool) -> None:
+    def _sweep(self, fingerprints: dict[int, AlertFingerprint] | None, same_shape: bool) -> None:
         """Drop the pages a new version makes stale (caller holds the lock)."""
         self._generation += 1
         if fingerprints is None or not same_shape:

@@ -8,7 +8,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import jinja2
 
-from service.records import CAUSE_WORDS
+from service.domain import CAUSE_WORDS
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
 

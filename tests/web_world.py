@@ -41,10 +41,6 @@ def full_sha(i: int) -> str:
     return f"{i:08x}" + "c0ffee" * 5 + "ab"
 
 
-def test_full_sha_is_40_hex() -> None:
-    assert len(full_sha(7)) == 40 and int(full_sha(7), 16) >= 0
-
-
 @dataclass
 class World:
     runs: list[int] = field(default_factory=list)  # run pks, trend order

@@ -1,5 +1,6 @@
-"""Reads for detection: stored points back as `records.SeriesData`, plus the per-track facts
-(shape lists, attribute changes) the classifier weighs.
+"""Series in and out of the store for detection: stored points back as `records.SeriesData`, the
+per-track facts (shape lists, attribute changes) the classifier weighs, and the detect progress
+written back (`mark_detected`: which points a pass has seen).
 
 Loading is bulk (one query for the series, one for their points, one for the runs of each
 source) because `detect` walks every series each night and must stay well under a second.
@@ -15,7 +16,8 @@ from typing import Iterable, Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.records import AttributeChange, RunRef, SeriesData, SeriesKey, SeriesPoint, aware, naive
+from service.domain import metric
+from service.records import AttributeChange, SeriesData, SeriesKey, SeriesPoint, aware, naive
 from service.store.tables import DetectState, Point, Run, Series, ShapeValue, Track, TrackEvent
 
 
@@ -81,13 +83,6 @@ def runs_of(session: Session, source: str) -> dict[int, RunRow]:
     }
 
 
-def trend_runs(session: Session, source: str) -> list[RunRow]:
-    """The source's nightly-on-main runs in date order (the axis moves and windows live on)."""
-    return sorted(
-        (r for r in runs_of(session, source).values() if r.is_trend), key=lambda r: (r.date, r.run_id)
-    )
-
-
 def load_series(
     session: Session, refs: Sequence[SeriesRef], runs: dict[str, dict[int, RunRow]] | None = None
 ) -> dict[int, SeriesData]:
@@ -136,39 +131,6 @@ def load_one(session: Session, key: SeriesKey) -> tuple[SeriesRef, SeriesData] |
     if not refs:
         return None
     return refs[0], load_series(session, refs)[refs[0].series_id]
-
-
-def track_series(session: Session, track_id: int) -> dict[str, SeriesData]:
-    """All metrics of one track, by metric name (the siblings of a move)."""
-    refs = [
-        SeriesRef(sid, tid, SeriesKey(src, plat, kern, met))
-        for sid, tid, src, plat, kern, met in session.execute(
-            select(
-                Series.id, Series.track_id, Track.source, Track.platform_short, Track.kernel,
-                Series.metric,
-            )
-            .join(Track, Track.id == Series.track_id)
-            .where(Track.id == track_id)
-        )
-    ]
-    data = load_series(session, refs)
-    return {r.key.metric: data[r.series_id] for r in refs}
-
-
-def platform_series(
-    session: Session, source: str, platform_short: str, metric: str | None = None
-) -> dict[SeriesKey, SeriesData]:
-    refs = series_refs(session, source=source, platform_short=platform_short, metric=metric)
-    data = load_series(session, refs)
-    return {r.key: data[r.series_id] for r in refs}
-
-
-def run_pk(session: Session, source: str, run_id: str) -> int | None:
-    return session.scalar(select(Run.id).where(Run.source == source, Run.run_id == run_id))
-
-
-def run_ref(row: RunRow, value: float | None) -> RunRef:
-    return RunRef(row.run_id, row.sha, row.full_sha, row.date, value)
 
 
 # --- per-shape lists -----------------------------------------------------------------------
@@ -236,7 +198,7 @@ def attribute_changes_of(
         return {
             m.split(":")[1]
             for m, vals in per_metric.items()
-            if m.startswith("baseline:") and vals.get(pk) is not None
+            if metric(m).baseline is not None and vals.get(pk) is not None
         }
 
     b_old, b_new = baselines(last_good_pk), baselines(first_bad_pk)

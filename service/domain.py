@@ -1,0 +1,203 @@
+"""The words benchwatch speaks, defined once: causes, kinds, verdicts, states, directions,
+statuses, sources, the metric catalogue and the rule that a human's cause beats the machine's.
+
+Every value is a `StrEnum` whose string is exactly what the store holds and the JSON shows
+(`Cause.REAL == "real"`), so a stored row, a query filter and a template compare equal to a
+member without conversion. Nothing here imports anything of ours: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+
+
+class Cause(StrEnum):
+    REAL = "real"
+    METHOD_CHANGE = "method_change"
+    HARDWARE = "hardware"
+    NOISE = "noise"
+
+
+CAUSES: tuple[str, ...] = tuple(c.value for c in Cause)
+# How a cause reads on every surface (Slack, the web pages, the CLI).
+CAUSE_WORDS = {
+    Cause.REAL: "Real regression",
+    Cause.METHOD_CHANGE: "Benchmark method change",
+    Cause.HARDWARE: "Hardware issue",
+    Cause.NOISE: "Noise",
+}
+
+
+class Kind(StrEnum):
+    """The mechanism under a cause (`Classification.kind`, `alerts.cause_kind`)."""
+
+    # method_change
+    CUDAGRAPH = "cudagraph"
+    SHAPES = "shapes"
+    BASELINE = "baseline"
+    AUTOTUNE = "autotune"
+    TIMER = "timer"
+    HARNESS = "harness"
+    # hardware
+    RUNNER = "runner"
+    DRIVER = "driver"
+    THERMAL = "thermal"
+    OUTAGE = "outage"
+    # real
+    CODE = "code"
+    HEURISTICS = "heuristics"
+
+
+class Verdict(StrEnum):
+    """What one piece of evidence supports: a cause, or neither way."""
+
+    REAL = "real"
+    METHOD_CHANGE = "method_change"
+    HARDWARE = "hardware"
+    NOISE = "noise"
+    NEUTRAL = "neutral"
+
+
+class MoveState(StrEnum):
+    PROVISIONAL = "provisional"
+    CONFIRMED = "confirmed"
+    ENDED = "ended"  # went out and came back: an episode with an end
+    RETRACTED = "retracted"
+
+
+class Direction(StrEnum):
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+
+
+class AlertStatus(StrEnum):
+    """Where an alert stands in the on-call queue (move and health alerts alike)."""
+
+    OPEN = "open"
+    ACKNOWLEDGED = "acknowledged"
+    RESOLVED = "resolved"
+    DISMISSED = "dismissed"
+
+
+STATUSES: tuple[str, ...] = tuple(s.value for s in AlertStatus)
+# still on someone's plate: shown in the default ("active") queue, re-opened by a new nightly
+ACTIVE_STATUSES = frozenset({AlertStatus.OPEN, AlertStatus.ACKNOWLEDGED})
+
+
+class Source(StrEnum):
+    DASHBOARD = "dashboard"
+    PRETUNED = "pretuned"
+
+
+SOURCES: tuple[str, ...] = tuple(s.value for s in Source)
+
+# A MAD (median absolute deviation) of a normal sample times this estimates its sigma.
+MAD_TO_SIGMA = 1.4826
+
+
+def effective_cause(machine: str, human: str | None) -> str:
+    """The cause a person reads for one alert: a human's re-classification beats the machine's."""
+    return human or machine
+
+
+def group_cause(machine: str, members: Iterable[Mapping], decided: Mapping[int, int] | None = None
+                ) -> tuple[str, bool]:
+    """The cause a person reads for a group (Slack, the queue, the group vote): the latest human
+    verdict on any member speaks for the group; otherwise the machine's group verdict.
+
+    ``members`` are mappings with ``id`` and ``human_cause``. ``decided`` maps alert id -> id of
+    its latest re-classification in the audit trail (ids only grow, so the largest is the newest
+    decision). When two people give members different causes, the later decision wins, not the
+    member listed last. Returns (cause, whether a human decided it).
+    """
+    decided = decided or {}
+    human = [(decided.get(a.get("id"), 0), i, a["human_cause"])
+             for i, a in enumerate(members) if a.get("human_cause")]
+    if not human:
+        return machine, False
+    return max(human)[2], True
+
+
+# --- metrics ---------------------------------------------------------------------------------
+
+
+class MetricKind(StrEnum):
+    SPEEDUP = "speedup"  # baseline time / implementation time: higher is better
+    TIME = "time"  # seconds or milliseconds: lower is better
+    COUNT = "count"  # wins, totals
+    FLAG = "flag"  # 1.0 / 0.0 (the pretuned run's cudagraph)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What one stored metric name is. ``headline``: the metric that stands for a kernel (leads
+    lists, casts the kernel's vote in a group); ``comparator``: Triton's or torch.compile's own
+    speedup, evidence about the baselines, never a move of Helion; ``words``: how it reads after
+    a kernel name ("" for the headline, the default reading); ``baseline``: the pretuned baseline
+    a ``baseline:<x>:geomean`` metric measures against."""
+
+    name: str
+    kind: MetricKind
+    source: Source
+    words: str
+    headline: bool = False
+    comparator: bool = False
+    baseline: str | None = None
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.kind is MetricKind.TIME
+
+    @property
+    def is_speedup(self) -> bool:
+        return self.kind is MetricKind.SPEEDUP
+
+
+_D, _P = Source.DASHBOARD, Source.PRETUNED
+CATALOGUE: dict[str, Metric] = {m.name: m for m in (
+    Metric("helion_speedup_geomean", MetricKind.SPEEDUP, _D, "", headline=True),
+    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True),
+    Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True),
+    Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency"),
+    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time"),
+    Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True),
+    Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup"),
+    Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins"),
+    Metric("total", MetricKind.COUNT, _P, "total"),
+    Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph"),
+)}
+
+_BASELINE_PREFIX, _BASELINE_SUFFIX = "baseline:", ":geomean"
+
+
+def baseline_metric(name: str) -> str:
+    """Metric name of one pretuned baseline's geomean, e.g. ``baseline:triton:geomean``."""
+    return f"{_BASELINE_PREFIX}{name}{_BASELINE_SUFFIX}"
+
+
+@lru_cache(maxsize=1024)
+def metric(name: str) -> Metric:
+    """The catalogue entry of a stored metric name; ``baseline:<x>:geomean`` is parsed here, once.
+    An unknown name (the upstream schema grows) reads as itself, higher-is-better."""
+    known = CATALOGUE.get(name)
+    if known is not None:
+        return known
+    if name.startswith(_BASELINE_PREFIX) and name.endswith(_BASELINE_SUFFIX) \
+            and len(name) > len(_BASELINE_PREFIX) + len(_BASELINE_SUFFIX):
+        base = name[len(_BASELINE_PREFIX):-len(_BASELINE_SUFFIX)]
+        return Metric(name, MetricKind.SPEEDUP, _P, f"{base} baseline", baseline=base)
+    return Metric(name, MetricKind.SPEEDUP, _D, name)
+
+
+def _names(**want) -> tuple[str, ...]:
+    return tuple(m.name for m in CATALOGUE.values() if all(getattr(m, k) == v for k, v in want.items()))
+
+
+HEADLINE = _names(headline=True)
+LOWER_IS_BETTER = frozenset(m.name for m in CATALOGUE.values() if m.lower_is_better)
+COMPARATOR_SPEEDUPS = _names(comparator=True)
+# what the dashboard document yields per run
+DASHBOARD_METRICS = _names(source=_D)

@@ -1,0 +1,88 @@
+"""The platform-wide rule: steps too small for one series, plain across many (pure, no database)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from service.detect import DetectSettings, detect_series
+from service.detect.pooled import pooled_moves
+from service.records import SeriesData, SeriesKey, SeriesPoint
+
+T0 = datetime(2026, 3, 1, 8, tzinfo=timezone.utc)
+N = 60
+
+
+def _series(kernel: str, values, platform: str = "b200", metric: str = "helion_speedup_geomean") -> SeriesData:
+    pts = tuple(SeriesPoint(f"{1000 + i}", f"{i:08x}", f"{i:040x}", T0 + timedelta(days=i), float(v))
+                for i, v in enumerate(values))
+    return SeriesData(SeriesKey("dashboard", platform, kernel, metric), pts)
+
+
+def _platform(seed: int, n_kernels: int, step_at: int | None, step: float, scatter: float = 0.035,
+              moving: int | None = None, platform: str = "b200") -> list[SeriesData]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n_kernels):
+        v = np.exp(rng.normal(0, scatter, N)) * (1.0 + 0.1 * k)
+        if step_at is not None and (moving is None or k < moving):
+            v[step_at:] *= 1.0 + step
+        out.append(_series(f"k{k}", v, platform))
+    return out
+
+
+NIGHTS = {f"{1000 + i}": i for i in range(N)}
+S = DetectSettings()
+
+
+def test_a_small_step_on_most_kernels_is_found_on_its_night_though_no_series_shows_it_alone():
+    plat = _platform(1, 12, 40, -0.04, scatter=0.03)
+    assert sum(1 for sd in plat if detect_series(sd, S)) <= 2  # 4% in 3% scatter: (nearly) invisible alone
+    found = pooled_moves(plat, NIGHTS, S)
+    assert len(found) >= 8
+    firsts = {m.first_bad.run_id for ms in found.values() for m in ms}
+    assert firsts == {"1040"}
+    m = next(iter(found.values()))[0]
+    assert m.direction == "regression" and m.last_good.run_id == "1039" and m.state == "confirmed"
+
+
+def test_quiet_platforms_and_a_one_night_shock_on_every_kernel_give_nothing():
+    for seed in range(5):
+        assert pooled_moves(_platform(seed, 12, None, 0.0), NIGHTS, S) == {}
+    plat = _platform(7, 12, None, 0.0)
+    shocked = [SeriesData(sd.key, tuple(p._replace(value=p.value * (0.8 if i == 30 else 1.0))
+                                        for i, p in enumerate(sd.points))) for sd in plat]
+    assert pooled_moves(shocked, NIGHTS, S) == {}  # a bad night for the machine, not a step
+
+
+def test_a_step_on_a_minority_of_kernels_is_left_to_the_per_series_detector():
+    assert pooled_moves(_platform(3, 12, 40, -0.045, moving=3), NIGHTS, S) == {}
+
+
+def test_platforms_and_metrics_are_pooled_separately_and_known_moves_are_not_repeated():
+    moved = _platform(4, 10, 40, 0.05, platform="h100")
+    quiet = _platform(5, 10, None, 0.0, platform="b200")
+    found = pooled_moves(moved + quiet, NIGHTS, S)
+    assert found and {k.platform_short for k in found} == {"h100"}
+    key = next(iter(found))
+    again = pooled_moves(moved + quiet, NIGHTS, S, known={key: found[key]})
+    assert key not in again and len(again) == len(found) - 1
+
+
+def test_a_step_in_the_last_two_nights_is_found_and_is_provisional():
+    found = pooled_moves(_platform(6, 12, N - 2, -0.06), NIGHTS, S)
+    ms = [m for v in found.values() for m in v]
+    assert ms and {m.first_bad.run_id for m in ms} == {f"{1000 + N - 2}"}
+    assert all(m.state == "provisional" for m in ms)
+
+
+def test_off_when_min_series_is_zero():
+    assert pooled_moves(_platform(1, 12, 40, -0.05), NIGHTS, DetectSettings(pooled_min_series=0)) == {}
+
+
+def test_a_platform_wide_episode_that_comes_back_is_left_to_the_per_series_detector():
+    plat = _platform(8, 12, 30, -0.05)
+    back = [SeriesData(sd.key, tuple(p._replace(value=p.value / (0.95 if i >= 38 else 1.0))
+                                     for i, p in enumerate(sd.points))) for sd in plat]
+    assert pooled_moves(back, NIGHTS, S) == {}  # neither the drop nor the recovery is a step

@@ -1,0 +1,77 @@
+"""The vocabulary (service/domain.py): stored strings stay what the database holds, the metric
+catalogue reads every metric name the ingest writes, and a human's cause beats the machine's."""
+
+from __future__ import annotations
+
+import pytest
+
+from service import domain
+from service.domain import AlertStatus, Cause, MetricKind, Source, effective_cause, group_cause, metric
+
+
+def test_stored_strings_are_unchanged():
+    # these exact strings are in every existing database: renaming one is a migration
+    assert domain.CAUSES == ("real", "method_change", "hardware", "noise")
+    assert domain.STATUSES == ("open", "acknowledged", "resolved", "dismissed")
+    assert domain.SOURCES == ("dashboard", "pretuned")
+    assert [s.value for s in domain.MoveState] == ["provisional", "confirmed", "ended", "retracted"]
+    assert [d.value for d in domain.Direction] == ["regression", "improvement"]
+    assert set(domain.Verdict) == set(Cause) | {"neutral"}
+    assert Cause.METHOD_CHANGE == "method_change" and f"{Source.PRETUNED}" == "pretuned"
+
+
+@pytest.mark.parametrize("name, kind, headline, comparator, words, lower, baseline", [
+    ("helion_speedup_geomean", MetricKind.SPEEDUP, True, False, "", False, None),
+    ("triton_speedup_geomean", MetricKind.SPEEDUP, False, True, "triton speedup", False, None),
+    ("torch_compile_speedup_geomean", MetricKind.SPEEDUP, False, True, "torch.compile speedup", False, None),
+    ("helion_latency_avg_ms", MetricKind.TIME, False, False, "latency", True, None),
+    ("compile_time_geomean_s", MetricKind.TIME, False, False, "compile time", True, None),
+    ("geomean", MetricKind.SPEEDUP, True, False, "", False, None),
+    ("best_speedup", MetricKind.SPEEDUP, False, False, "best speedup", False, None),
+    ("helion_wins", MetricKind.COUNT, False, False, "helion_wins", False, None),
+    ("cudagraph", MetricKind.FLAG, False, False, "cudagraph", False, None),
+    ("baseline:triton:geomean", MetricKind.SPEEDUP, False, False, "triton baseline", False, "triton"),
+    ("baseline:a:b:geomean", MetricKind.SPEEDUP, False, False, "a:b baseline", False, "a:b"),
+    ("something_new", MetricKind.SPEEDUP, False, False, "something_new", False, None),
+])
+def test_metric_catalogue(name, kind, headline, comparator, words, lower, baseline):
+    m = metric(name)
+    assert (m.kind, m.headline, m.comparator, m.words, m.lower_is_better, m.baseline) == \
+        (kind, headline, comparator, words, lower, baseline)
+
+
+def test_derived_metric_sets():
+    assert domain.HEADLINE == ("helion_speedup_geomean", "geomean")
+    assert domain.LOWER_IS_BETTER == {"helion_latency_avg_ms", "compile_time_geomean_s"}
+    assert domain.COMPARATOR_SPEEDUPS == ("triton_speedup_geomean", "torch_compile_speedup_geomean")
+    assert domain.baseline_metric("fla") == "baseline:fla:geomean"
+    assert metric(domain.baseline_metric("fla")).baseline == "fla"
+
+
+@pytest.mark.parametrize("machine, human, reads", [
+    ("real", None, "real"), ("real", "", "real"), ("real", "noise", "noise"), ("noise", "noise", "noise"),
+])
+def test_a_humans_cause_beats_the_machines(machine, human, reads):
+    assert effective_cause(machine, human) == reads
+
+
+@pytest.mark.parametrize("members, decided, reads", [
+    ([{"id": 1, "human_cause": None}], {}, ("real", False)),
+    ([{"id": 1, "human_cause": "noise"}, {"id": 2, "human_cause": None}], {}, ("noise", True)),
+    # two people disagree: the later decision (larger audit id) wins, not the member listed last
+    ([{"id": 1, "human_cause": "noise"}, {"id": 2, "human_cause": "hardware"}], {1: 9, 2: 4}, ("noise", True)),
+    ([{"id": 1, "human_cause": "noise"}, {"id": 2, "human_cause": "hardware"}], {1: 4, 2: 9}, ("hardware", True)),
+])
+def test_group_cause(members, decided, reads):
+    assert group_cause("real", members, decided) == reads
+
+
+def test_alert_effective_cause_is_the_same_rule_in_python_and_sql():
+    from service.store.tables import Alert
+
+    assert Alert(cause="real", human_cause=None).effective_cause == "real"
+    assert Alert(cause="real", human_cause="").effective_cause == "real"
+    assert Alert(cause="real", human_cause="noise").effective_cause == "noise"
+    # the queue filters on it: NULL or "" falls back to the machine's cause, as in Python
+    sql = str(Alert.effective_cause.expression.compile()).replace("\n", " ")
+    assert sql == "coalesce(nullif(alerts.human_cause, :nullif_1), alerts.cause)"
