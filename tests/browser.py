@@ -69,3 +69,25 @@ def wider_than_the_page(pg) -> list[str]:
       }
       return out.slice(0, 8);
     }""")
+
+
+def launch(playwright):
+    """Debian's Chromium, headless, as the tests drive it."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+
+
+def watched_page(browser, viewport: dict | None = None):
+    """A desktop-sized page that collects console errors, page errors and any dialog (an
+    executed alert()) in ``page.problems``; returns (context, page)."""
+    ctx = browser.new_context(viewport=viewport or {"width": 1360, "height": 900})
+    pg = ctx.new_page()
+    pg.problems = []
+    pg.on("console", lambda m: pg.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
+
+    def _dialog(d) -> None:
+        pg.problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    pg.on("dialog", _dialog)
+    return ctx, pg

@@ -20,7 +20,7 @@ from service.store.db import Store
 from service.store.tables import AlertGroup
 from service.web.app import create_app
 from tests import demo
-from tests.browser import CHROMIUM, PHONE, ROOT, Served, chart_points
+from tests.browser import PHONE, ROOT, Served, chart_points, launch
 
 TOKEN = "shots"
 
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     with Served(create_app(settings, store)) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = launch(p)
         for suffix, view in (("", {"width": 1360, "height": 900}), ("-phone", PHONE)):
             ctx = browser.new_context(viewport=view, device_scale_factor=1, is_mobile=bool(suffix))
             pg = ctx.new_page()

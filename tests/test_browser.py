@@ -15,7 +15,8 @@ from service.config import Settings, WebSettings
 from service.store.db import Store
 from service.web.app import create_app
 from service.web.auth import hash_password
-from tests.browser import CHROMIUM, PASSWORD, PHONE, ROOT, Served, chart_points, need_chromium, wider_than_the_page
+from tests.browser import (PASSWORD, PHONE, ROOT, Served, chart_points, launch, need_chromium, watched_page,
+                           wider_than_the_page)
 from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
 pytestmark = pytest.mark.browser
@@ -39,24 +40,14 @@ def browser(site):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        b = launch(p)
         yield b
         b.close()
 
 
 @pytest.fixture
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1360, "height": 900})
-    pg = ctx.new_page()
-    pg.problems = []  # console errors, page errors, and any dialog (an executed alert())
-    pg.on("console", lambda m: pg.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-
-    def _dialog(d) -> None:
-        pg.problems.append(f"dialog: {d.message}")
-        d.dismiss()
-
-    pg.on("dialog", _dialog)
+    ctx, pg = watched_page(browser)
     yield pg
     ctx.close()
 

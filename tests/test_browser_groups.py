@@ -15,7 +15,8 @@ from service.store.db import Store
 from service.store.tables import Alert, AlertGroup
 from service.web.app import create_app
 from service.web.auth import hash_password
-from tests.browser import CHROMIUM, PASSWORD, PHONE, Served, chart_points, need_chromium, wider_than_the_page
+from tests.browser import (PASSWORD, PHONE, Served, chart_points, launch, need_chromium, watched_page,
+                           wider_than_the_page)
 from tests.web_world import XSS_KERNEL, XSS_SUBJECT, build_world
 
 pytestmark = pytest.mark.browser
@@ -65,19 +66,14 @@ def browser(site):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        b = launch(p)
         yield b
         b.close()
 
 
 @pytest.fixture
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1360, "height": 900})
-    pg = ctx.new_page()
-    pg.problems = []
-    pg.on("console", lambda m: pg.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.problems.append(f"pageerror: {e}"))
-    pg.on("dialog", lambda d: (pg.problems.append(f"dialog: {d.message}"), d.dismiss()))
+    ctx, pg = watched_page(browser)
     yield pg
     ctx.close()
 

@@ -9,22 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from service.domain import metric
 from service.records import CAUSE_WORDS
 
 if TYPE_CHECKING:
     from service.notify.view import GroupView, KernelRow
-
-METRIC_WORDS = {
-    "helion_speedup_geomean": "speedup",
-    "geomean": "speedup",
-    "helion_latency_avg_ms": "latency",
-    "compile_time_geomean_s": "compile time",
-    "triton_speedup_geomean": "triton speedup",
-    "torch_compile_speedup_geomean": "torch.compile speedup",
-    "best_speedup": "best speedup",
-    "helion_wins": "shapes Helion wins",
-    "total": "shapes run",
-}
 
 # what changed, per kind of benchmark method change (the kernel itself did not)
 METHOD_KIND_WORDS = {
@@ -43,11 +32,11 @@ KIND_WORDS = {
 }
 
 
-def metric_words(metric: str) -> str:
-    """A metric as people say it (``baseline:triton:geomean`` is "triton baseline")."""
-    if metric.startswith("baseline:") and metric.endswith(":geomean"):
-        return f"{metric.split(':', 2)[1]} baseline"
-    return METRIC_WORDS.get(metric, metric)
+def metric_words(name: str) -> str:
+    """A metric as people say it beside the others of a kernel: the catalogue's words, and
+    "speedup" for the headline (which the catalogue leaves unnamed after a kernel's name)."""
+    m = metric(name)
+    return "speedup" if m.headline else m.words
 
 
 def cause_words(cause: str, direction: str | None = None) -> str:

@@ -173,6 +173,18 @@ def _flash(request: Request, kind: str, text: str) -> None:
     request.session["flash"] = {"kind": kind, "text": text if len(text) <= FLASH_MAX else text[: FLASH_MAX - 1] + "…"}
 
 
+def _actor(request: Request, csrf_token: str, action: str) -> str:
+    """Who may act: a same-site form (CSRF), a signed-in user, a known action."""
+    if not auth.csrf_ok(request, csrf_token):
+        raise HTTPException(403, "the form expired or came from another site; reload and retry")
+    user = auth.current_user(request)
+    if user is None:
+        raise HTTPException(401, "sign in to act on alerts")
+    if action not in ACTIONS:
+        raise HTTPException(404, "unknown action")
+    return user
+
+
 @router.post("/alerts/{alert_id}/{action}")
 def alert_action(
     request: Request,
@@ -182,13 +194,7 @@ def alert_action(
     note: str = Form("", max_length=MAX_NOTE + 100),
     cause: str = Form("", max_length=CAUSE_MAX),
 ):
-    if not auth.csrf_ok(request, csrf_token):
-        raise HTTPException(403, "the form expired or came from another site; reload and retry")
-    user = auth.current_user(request)
-    if user is None:
-        raise HTTPException(401, "sign in to act on alerts")
-    if action not in ACTIONS:
-        raise HTTPException(404, "unknown action")
+    user = _actor(request, csrf_token, action)
     state = request.app.state
     try:
         with state.store.session() as session:  # committed here, before the redirect
@@ -216,13 +222,7 @@ def group_action(
 ):
     """One action on every member of the group, checked like an alert's (sign-in, CSRF, the
     same transition rules); members it cannot apply to are named in the flash."""
-    if not auth.csrf_ok(request, csrf_token):
-        raise HTTPException(403, "the form expired or came from another site; reload and retry")
-    user = auth.current_user(request)
-    if user is None:
-        raise HTTPException(401, "sign in to act on alerts")
-    if action not in ACTIONS:
-        raise HTTPException(404, "unknown action")
+    user = _actor(request, csrf_token, action)
     state = request.app.state
     try:
         with state.store.session() as session:
