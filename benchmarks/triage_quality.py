@@ -121,6 +121,7 @@ def _outages(session) -> list[dict]:
 
 def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
     from service.config import load_settings
+    from service.errors import BenchwatchError
     from service.schedule.detect_pass import detect_pass
     from service.schedule.health_pass import health_pass
     from service.schedule.ingest_pass import ingest_source
@@ -136,8 +137,11 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
     for n in range(min(start, last), last + 1):
         (workdir / "d.json").write_bytes(world.dashboard_bytes(n))
         (workdir / "p.json").write_bytes(world.pretuned_bytes(n))
-        ingest_source(store, settings, "dashboard", str(workdir / "d.json"))
-        ingest_source(store, settings, "pretuned", str(workdir / "p.json"))
+        for source, name in (("dashboard", "d.json"), ("pretuned", "p.json")):
+            try:  # as run-once does: each source in its own guarded step
+                ingest_source(store, settings, source, str(workdir / name))
+            except BenchwatchError as exc:
+                timings.setdefault("refused_documents", []).append(f"night {n}: {exc.message}")
         t0 = time.perf_counter()
         detect_pass(store, settings, world.repo, fetch=False, now=world.nights[n].date)
         dt = time.perf_counter() - t0
