@@ -71,3 +71,22 @@ def test_bad_group_ids_are_one_line_errors(cli, store):
     for ref, want in (("G0", "G<number>"), ("Gx", "G<number>"), ("G999", "no alert group with id 999")):
         res = cli("ack", ref, "--by", "alice")
         assert res.exit_code == 2 and want in res.stderr, (ref, res.stderr)
+
+
+def test_alerts_leaves_out_improvements_and_retracted_moves_unless_asked(cli, store):
+    rows = Rows(store)
+    bad = rows.alert("h100", "rms_norm", 30, change_pct=-14.0)
+    good = rows.alert("h100", "layer_norm", 30, change_pct=+20.0, direction="improvement")
+    gone = rows.alert("h100", "softmax", 30, state="retracted")
+    listed = [a["id"] for a in json.loads(cli("alerts", "--format", "json").stdout)]
+    assert listed == [bad]
+    out = cli("alerts").stdout
+    assert "1 real improvements or retracted moves not shown" in out
+    everything = {a["id"] for a in json.loads(cli("alerts", "--everything", "--format", "json").stdout)}
+    assert everything == {bad, good}
+    every_status = json.loads(cli("alerts", "--status", "all", "--everything", "--format", "json").stdout)
+    if gone is not None and any(a["id"] == gone for a in every_status):
+        quiet = [a["id"] for a in json.loads(cli("alerts", "--status", "all", "--format", "json").stdout)]
+        assert gone not in quiet
+    real = {a["id"] for a in json.loads(cli("alerts", "--cause", "real", "--format", "json").stdout)}
+    assert good in real and gone not in real

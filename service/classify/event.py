@@ -66,8 +66,7 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     decisive = ex.decisive
     scores = pooled or ex.scores
     where = "on every platform that shares the change" if pooled else "best"
-    head = (f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where} "
-            f"(log-likelihood {', '.join(f'{c} {v:+.1f}' for c, v in scores.items())})")
+    head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
     if decisive is not None:
         head += f"; decisive: {decisive.detail}"
     evidence.append(Evidence("event", cause, head, {
@@ -177,3 +176,19 @@ def member_classification(
 
 def with_change_commit(c: Classification, commit: RankedCommit | None) -> Classification:
     return replace(c, change_commit=commit) if c.cause in ("method_change", "hardware") else c
+
+
+def _margin_words(cause: str, scores: dict[str, float]) -> str:
+    """How much better the winner explains the event than the runner-up, in words a person reads
+    (the summed log likelihoods stay in the evidence's facts)."""
+    import math
+
+    others = [(v, c) for c, v in scores.items() if c != cause]
+    if not others or cause not in scores:
+        return ""
+    v, runner = max(others)
+    ratio = math.exp(min(scores[cause] - v, 50.0))
+    if ratio >= 1000:
+        return f", far likelier than {CAUSE_WORDS.get(runner, runner).lower()}"
+    return f", about {ratio:.0f}× likelier than {CAUSE_WORDS.get(runner, runner).lower()}" if ratio >= 1.5 else \
+        f", only slightly likelier than {CAUSE_WORDS.get(runner, runner).lower()}"

@@ -142,9 +142,13 @@ def alerts_cmd(
     source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
     kind: str = typer.Option("move", "--kind", help="move (flagged moves) or health (no nightly, outages, failing kernels, accuracy)"),
     groups: bool = typer.Option(False, "--groups", help="one line per group (what on-call works; act on it with G<id>)"),
+    everything: bool = typer.Option(False, "--everything", help="also list real improvements and retracted moves (left out by default, as in the web queue)"),
     format: OutputFormat = typer.Option(OutputFormat.table, "--format"),
 ) -> None:
-    """The on-call queue: flagged moves with their cause, kind, evidence and status (or health alerts)."""
+    """The on-call queue: flagged moves with their cause, kind, evidence and status (or health alerts).
+
+    Like the web queue, the table leaves out real improvements and retracted moves unless asked
+    (`--everything`, or `--cause real` for improvements) and says how many it left out."""
     from service.cli.table import render
     from service.store import choices
     from service.store.alert_reads import list_alerts
@@ -162,6 +166,10 @@ def alerts_cmd(
     with STATE.store().session() as session:
         check_choice("--platform", platform, choices.platforms(session, source))
         rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    hidden = 0
+    if not everything:
+        keep = [a for a in rows if _label(a) != "retracted" and (cause == "real" or _label(a) != "improvement")]
+        hidden, rows = len(rows) - len(keep), keep
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
         return
@@ -177,6 +185,8 @@ def alerts_cmd(
     typer.echo(render(f"alerts ({status})", ("id", "group", "cause", "kind", "state", "status", "platform",
                                              "kernel", "metric", "change", "first bad", "culprit"),
                       table, right=("change",)))
+    if hidden:
+        typer.echo(f"({hidden} real improvements or retracted moves not shown: --everything lists them)")
 
 
 def _label(a: dict) -> str:
