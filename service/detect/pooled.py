@@ -79,14 +79,17 @@ def _platform_moves(members: list[SeriesData], night_of: Mapping[str, int], s: D
     rel = np.full((len(members), nights), np.nan)  # the step in log units
     at: list[dict[int, int]] = []  # per series: night -> index into its trend points
     pts_of = []
+    sigma_of: list[float] = []  # each series' own noise (what its moves report)
     for i, sd in enumerate(members):
         pts = [p for p in trend_points(sd) if p.run_id in night_of]
         pts_of.append(pts)
         at.append({})
+        sigma_of.append(0.0)
         if len(pts) < 3 + after_min:
             continue
         v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
-        sigma = max(noise_sigma(v), s.pooled_noise_floor)
+        sigma_of[i] = noise_sigma(v)
+        sigma = max(sigma_of[i], s.pooled_noise_floor)
         js, before, after = _windowed_steps(v, w, after_min)
         cols = np.fromiter((night_of[pts[j].run_id] for j in js), dtype=int, count=js.size)
         # in standard errors of a difference of two medians (pi/2 x the variance of a mean)
@@ -128,7 +131,7 @@ def _platform_moves(members: list[SeriesData], night_of: Mapping[str, int], s: D
             if any(abs(night_of.get(r.run_id, -10**6) - t) <= s.match_nights
                    for m in known.get(sd.key, ()) for r in (m.first_bad, m.end) if r is not None):
                 continue
-            found.setdefault(sd.key, []).append(_move(sd, pts_of[i], at[i][t], float(abs(z[i, t])), s))
+            found.setdefault(sd.key, []).append(_move(sd, pts_of[i], at[i][t], float(abs(z[i, t])), sigma_of[i], s))
     return found
 
 
@@ -139,15 +142,14 @@ def _best_split(members, pts_of, at, moved: list[int], peak: int, w: int, after_
     Windowed medians blur a step over a night or two (at the newest nights most of all, where
     the window after is short); the least-squares split of the same points is exact for a step.
     """
+    near = {i: [(night_of[p.run_id], math.log(p.value)) for p in pts_of[i]
+                if peak - w <= night_of[p.run_id] < peak + w] for i in moved}
     best, best_cost = peak, math.inf
     for c in (peak - 1, peak, peak + 1):
         cost, ok = 0.0, False
         for i in moved:
-            pts = pts_of[i]
-            vals = [(night_of[p.run_id], math.log(p.value)) for p in pts
-                    if peak - w <= night_of[p.run_id] < peak + w]
-            left = np.array([v for n, v in vals if n < c])
-            right = np.array([v for n, v in vals if n >= c])
+            left = np.array([v for n, v in near[i] if n < c])
+            right = np.array([v for n, v in near[i] if n >= c])
             if left.size < 2 or right.size < after_min or c not in at[i]:
                 continue
             ok = True
@@ -169,16 +171,15 @@ def _peaks(strength: np.ndarray, radius: int) -> list[int]:
     return out
 
 
-def _move(sd: SeriesData, pts, j: int, significance: float, s: DetectSettings) -> Move:
+def _move(sd: SeriesData, pts, j: int, significance: float, sigma: float, s: DetectSettings) -> Move:
     vals = [p.value for p in pts]
     before = float(np.median(vals[max(0, j - s.pooled_window):j]))
     after = float(np.median(vals[j:j + s.pooled_window]))
     nights_after = len(pts) - j
-    v = np.log(np.asarray(vals, dtype=float))
     return Move(
         key=sd.key, last_good=_ref(pts[j - 1]), first_bad=_ref(pts[j]), before=before, after=after,
         change_pct=(after - before) / before * 100.0, direction=direction_of(sd.key.metric, before, after),
         significance=significance,
         state="provisional" if nights_after < s.confirm_nights else "confirmed",
-        nights_after=nights_after, noise_sigma=float(noise_sigma(v)),
+        nights_after=nights_after, noise_sigma=float(sigma),
     )
