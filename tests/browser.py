@@ -91,3 +91,22 @@ def watched_page(browser, viewport: dict | None = None):
 
     pg.on("dialog", _dialog)
     return ctx, pg
+
+
+# The fixtures every browser test module shares (a module imports them by name). ``site`` is the
+# importing module's own served store: the browser starts after it, once per module.
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx, pg = watched_page(browser)
+    yield pg
+    ctx.close()

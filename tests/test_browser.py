@@ -15,7 +15,7 @@ from service.config import Settings, WebSettings
 from service.store.db import Store
 from service.web.app import create_app
 from service.web.auth import hash_password
-from tests.browser import (PASSWORD, PHONE, ROOT, Served, chart_points, launch, need_chromium, watched_page,
+from tests.browser import (browser, page, PASSWORD, PHONE, ROOT, Served, chart_points, need_chromium,
                            wider_than_the_page)
 from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
 
@@ -33,23 +33,6 @@ def site(tmp_path_factory):
     with Served(create_app(settings, store)) as base:
         yield base, world
     store.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser(site):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    ctx, pg = watched_page(browser)
-    yield pg
-    ctx.close()
 
 
 def test_queue_filter_alert_chart_sign_in_ack_reclassify(site, page):

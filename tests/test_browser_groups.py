@@ -15,7 +15,7 @@ from service.store.db import Store
 from service.store.tables import Alert, AlertGroup
 from service.web.app import create_app
 from service.web.auth import hash_password
-from tests.browser import (PASSWORD, PHONE, Served, chart_points, launch, need_chromium, watched_page,
+from tests.browser import (browser, page, PASSWORD, PHONE, Served, chart_points, need_chromium,
                            wider_than_the_page)
 from tests.web_world import XSS_KERNEL, XSS_SUBJECT, build_world
 
@@ -59,23 +59,6 @@ def site(tmp_path_factory):
     with Served(create_app(settings, store)) as base:
         yield base, world, store, sha
     store.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser(site):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    ctx, pg = watched_page(browser)
-    yield pg
-    ctx.close()
 
 
 def sign_in(pg, base: str, next_: str) -> None:
