@@ -198,6 +198,17 @@ def _noise(m: Move, bar: float) -> Classification:
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
 
 
+def part_of(stages: "Stages"):
+    """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
+    in the window (a kernel-scoped method fact) are one part, the others another."""
+    from service.classify.event import own_method_fact
+
+    def part(m: Move) -> str:
+        return "own_method" if own_method_fact(stages.facts(m), m.key.kernel) is not None else ""
+
+    return part
+
+
 def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"],
                    context: list["MoveGroup"] | None = None) -> dict[int, GroupVerdict]:
     """A verdict per platform group (keyed by id(group)), each with the others of its nightly
