@@ -122,9 +122,9 @@ def _outages(session) -> list[dict]:
 def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
     from service.config import load_settings
     from service.errors import BenchwatchError
-    from service.schedule.detect_pass import detect_pass
-    from service.schedule.health_pass import health_pass
-    from service.schedule.ingest_pass import ingest_source
+    from service.pipeline.detect_pass import detect_pass
+    from service.pipeline.health_pass import health_pass
+    from service.pipeline.ingest_pass import ingest_source
     from service.store.alert_reads import list_alerts
     from service.store.db import Store
 

@@ -18,7 +18,7 @@ from service.store.alerts_writer import (
     upsert_alert,
     upsert_group,
 )
-from service.schedule.detect_pass import SourceView
+from service.pipeline.detect_pass import SourceView
 from service.store.series_io import (
     load_one,
     mark_detected,

@@ -1,4 +1,4 @@
-"""Groups of moves that stepped on the same nightly: the events `service/schedule/events.py` explains.
+"""Groups of moves that stepped on the same nightly: the events `service/pipeline/events.py` explains.
 
 Grouping (`group_moves`): every live move is grouped, whatever its metric, so each alert
 belongs to exactly one platform group; a person reads "b200 stepped on run X" once, with the

@@ -21,7 +21,7 @@ from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
-from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
+from service.pipeline.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
 from service.store.alerts_writer import evidence_item
 from service.store.db import Store
@@ -140,7 +140,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
     kernel's metrics (or the one asked for), classified by the same event path as the nightly
     pass, with the kernel's other moves nearby listed. Movers first, by significance."""
     from service.classify import group_moves
-    from service.schedule.events import explain_groups, move_key, part_of
+    from service.pipeline.events import explain_groups, move_key, part_of
 
     when = datetime.combine(q.day, time(12, 0), tzinfo=timezone.utc)
     stages = Stages(settings, repo)

@@ -20,7 +20,7 @@ from service.records import Classification, Evidence, FactChange, Move, RankedCo
 
 if TYPE_CHECKING:
     from service.classify.groups import MoveGroup
-    from service.schedule.detect_pass import SourceView, Stages
+    from service.pipeline.detect_pass import SourceView, Stages
 
 HEADLINE_OF = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
 COMPILE = "compile_time_geomean_s"

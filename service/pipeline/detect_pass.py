@@ -393,7 +393,7 @@ def _detect_source(
     # 2. events: the live moves of the source grouped by platform and nightly, each group
     #    explained as a whole; its members take its verdict
     from service.classify import group_moves
-    from service.schedule.events import explain_groups, move_key, part_of
+    from service.pipeline.events import explain_groups, move_key, part_of
 
     live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
     lone = _lone_blips(live, view, stages)
@@ -455,7 +455,7 @@ def _detect_source(
 def _lone_blips(moves: list[Move], view: SourceView, stages: Stages) -> set[tuple]:
     """Short ended excursions without enough company on their platform and night (±1) to be a
     hardware episode: noise, dropped before any event is explained (most nights have a few)."""
-    from service.schedule.events import move_key
+    from service.pipeline.events import move_key
 
     short = [m for m in moves if m.state == "ended" and m.nights_after <= stages.dset.revert_nights]
     if not short:
@@ -517,7 +517,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     edits its Slack message) bumps only when what the message says changes.
     """
     from service.classify import group_moves
-    from service.schedule.events import move_key, part_of
+    from service.pipeline.events import move_key, part_of
 
     by_member = by_member or {}
     alerts = [
