@@ -137,7 +137,8 @@ class Metric:
     lists, casts the kernel's vote in a group); ``comparator``: Triton's or torch.compile's own
     speedup, evidence about the baselines, never a move of Helion; ``words``: how it reads after
     a kernel name ("" for the headline, the default reading); ``baseline``: the pretuned baseline
-    a ``baseline:<x>:geomean`` metric measures against."""
+    a ``baseline:<x>:geomean`` metric measures against; ``alerts``: a move of it is an alert of its
+    own (False: evidence read beside a kernel's other moves, or a fact about a run)."""
 
     name: str
     kind: MetricKind
@@ -146,6 +147,7 @@ class Metric:
     headline: bool = False
     comparator: bool = False
     baseline: str | None = None
+    alerts: bool = True
 
     @property
     def lower_is_better(self) -> bool:
@@ -159,15 +161,18 @@ class Metric:
 _D, _P = Source.DASHBOARD, Source.PRETUNED
 CATALOGUE: dict[str, Metric] = {m.name: m for m in (
     Metric("helion_speedup_geomean", MetricKind.SPEEDUP, _D, "", headline=True),
-    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True),
-    Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True),
+    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True, alerts=False),
+    Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True,
+           alerts=False),
     Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency"),
-    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time"),
+    # how long Helion takes to compile and autotune: noisy night to night, and what it tells (a
+    # capped autotune compiles much faster) is read beside the kernel's speed, not alerted alone
+    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False),
     Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True),
     Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup"),
-    Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins"),
-    Metric("total", MetricKind.COUNT, _P, "total"),
-    Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph"),
+    Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins", alerts=False),
+    Metric("total", MetricKind.COUNT, _P, "total", alerts=False),
+    Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph", alerts=False),
 )}
 
 _BASELINE_PREFIX, _BASELINE_SUFFIX = "baseline:", ":geomean"

@@ -146,6 +146,14 @@ CASES = {
                        top_candidate=commit(0.45)), "method_change", "autotune"),
     "shapes": (event([k("rope", 15, -20, (14, 15), shapes=True)], top_candidate=commit(0.5)),
                "method_change", "shapes"),
+    # one kernel, only its cudagraph timer moved, and nothing in the window says how its
+    # measurement changed: a flaky measurement, not a method change to re-baseline
+    "one timer of one kernel, unexplained": (event([k("softmax", -9, 0)], top_candidate=commit(0.1)),
+                                             "noise", "outlier"),
+    # the same with a harness commit in the window: that is where a person looks, a method change
+    "one timer of one kernel, harness commit": (event([k("softmax", -9, 0)], top_candidate=commit(0.1),
+                                                      harness_commit=commit(0.5, "[benchmark] timer")),
+                                                "method_change", "timer"),
 }
 
 

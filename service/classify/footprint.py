@@ -24,6 +24,12 @@ KERNEL_METHOD_FACTS = frozenset({
 # facts about how every kernel of the platform is measured
 GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
 PLATFORM_FACTS = frozenset({"runner_label", "toolchain"})
+# observation values that name a way the measurement changed (as opposed to timers disagreeing)
+METHOD_MECHANISMS = frozenset({
+    ("kernel_method", "all"), ("kernel_method", "some"), ("global_method", "present"),
+    ("harness_commit", "present"), ("attributes", "method"), ("shapes", "changed"), ("compile", "dropped"),
+    ("compile", "rose"), ("comparators", "with_helion"), ("per_baseline", "headline_only"),
+})
 METHOD_ATTRIBUTES = frozenset({"baseline_label", "cudagraph", "baselines"})
 HARDWARE_ATTRIBUTES = frozenset({"platform", "compute"})
 

@@ -18,8 +18,9 @@ from typing import Any, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.classify.metrics import COMPARATOR_SPEEDUPS
 from service.config import Settings
+from service.domain import MetricKind
+from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
 from service.store.alerts_writer import (
@@ -279,12 +280,13 @@ class SourceView:
 
 def _detectable(metric: str) -> bool:
     """Flags and counts are facts about a run, not performance: never detect on them."""
-    return metric not in ("cudagraph", "helion_wins", "total")
+    return metric_of(metric).kind not in (MetricKind.COUNT, MetricKind.FLAG)
 
 
 def _alertable(metric: str) -> bool:
-    """The comparators' speedups feed the helion_only check but raise no alert of their own."""
-    return _detectable(metric) and metric not in COMPARATOR_SPEEDUPS
+    """What is detected and alerted: the catalogue says which metrics are evidence only (the
+    comparators' speedups, compile time), read beside a kernel's other moves."""
+    return _detectable(metric) and metric_of(metric).alerts
 
 
 def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> dict[int, list[Move]]:
