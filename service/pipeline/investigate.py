@@ -151,7 +151,9 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
                 if r.key.metric == headline or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
-        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)])
+        # what is alerted, and the metric asked about even where it is evidence only (compile time)
+        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)
+                                           or (q.metric is not None and r.key.metric == q.metric)])
         live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
         verdicts = explain_groups(stages, view, group_moves(live, part_of(stages)))
         cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}
