@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from service.culprit.rules import PLATFORMS, default_rules_path, load_rules
+from service.culprit.rules import default_rules_path, load_rules
 from service.errors import BenchwatchError
+
+PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")  # what the real dashboard shows
 
 
 def test_shipped_rules_cover_every_dashboard_platform():

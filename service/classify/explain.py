@@ -19,9 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from service.domain import Cause
 from service.errors import BenchwatchError, invalid
 
-CAUSES = ("real", "method_change", "hardware")
+# the causes an explanation chooses among (noise is decided before: one series, or within scatter)
+CAUSES = tuple(c.value for c in Cause if c is not Cause.NOISE)
 
 
 def default_table_path() -> Path:

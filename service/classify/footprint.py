@@ -23,7 +23,6 @@ KERNEL_METHOD_FACTS = frozenset({
 })
 # facts about how every kernel of the platform is measured
 GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
-PLATFORM_FACTS = frozenset({"runner_label", "toolchain"})
 # observation values that name a way the measurement changed (as opposed to timers disagreeing)
 METHOD_MECHANISMS = frozenset({
     ("kernel_method", "all"), ("kernel_method", "some"), ("global_method", "present"),

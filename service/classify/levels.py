@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
 
+from service.domain import MAD_TO_SIGMA
 from service.records import SeriesData, aware, naive
 
-MAD_TO_SIGMA = 1.4826  # MAD of a normal sample times this estimates its sigma
 
 
 def _date(p) -> datetime:
@@ -67,13 +67,6 @@ def values_after(series: SeriesData, date: datetime, n: int) -> list[float]:
     return out
 
 
-def recent_values(series: SeriesData, n: int) -> list[float]:
-    """The newest n trend values (the series' current level)."""
-    if not series.points:
-        return []
-    return values_before(series, series.points[-1].date, n)
-
-
 def robust_sigma(logs: list[float]) -> float | None:
     """MAD-based sigma of log values around their median; None with fewer than 3 values."""
     if len(logs) < 3:
@@ -120,20 +113,3 @@ def step_of(
     resid = [x - mb for x in lb] + [x - ma for x in la]
     s = robust_sigma(resid)
     return Step(math.exp(mb), math.exp(ma), max(s or 0.0, floor), len(b), len(a))
-
-
-def scatter_of(
-    series: SeriesData | None, last_good: datetime, first_bad: datetime, n: int
-) -> tuple[float, float] | None:
-    """Robust sigma of log values before and after the step (each side needs 4+ nightlies)."""
-    if series is None or not series.points:
-        return None
-    b = values_before(series, last_good, n)
-    a = values_after(series, first_bad, n)
-    if len(b) < 4 or len(a) < 4:
-        return None
-    sb = robust_sigma([math.log(v) for v in b])
-    sa = robust_sigma([math.log(v) for v in a])
-    if sb is None or sa is None:
-        return None
-    return sb, sa

@@ -1,29 +1,32 @@
-"""What kind of quantity each metric name is: which moves have a second timer, a baseline, a true speedup."""
+"""What the classifier asks of a metric name, answered by the catalogue in `service.domain`.
+
+Which moves have a second timer (latency), which are the comparators' speedups (evidence about
+the baselines), which have a true speedup to report, and which hardware family a platform is.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-DASH_SPEEDUPS = ("helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean")
-HELION_SPEEDUP = "helion_speedup_geomean"
+from service.domain import CATALOGUE, COMPARATOR_SPEEDUPS, metric
+
 LATENCY = "helion_latency_avg_ms"
-# The comparators' own speedups (baseline time / Triton or torch.compile time): evidence about the
-# baselines, never a move of Helion itself.
-COMPARATOR_SPEEDUPS = ("triton_speedup_geomean", "torch_compile_speedup_geomean")
-PRETUNED_HEADLINE = ("geomean", "best_speedup")
-# Hardware families: b200 and b200_cute run on the same machines, so they are one family.
-KNOWN_FAMILIES = ("h100", "b200", "mi350x", "mi300x", "a100", "tpu")
+
+__all__ = ["COMPARATOR_SPEEDUPS", "LATENCY", "family", "is_baseline_metric", "is_speedup"]
 
 
-def is_baseline_metric(metric: str) -> bool:
+def is_baseline_metric(name: str) -> bool:
     """A pretuned per-baseline geomean: Helion's speedup against one named baseline."""
-    return metric.startswith("baseline:") and metric.endswith(":geomean")
+    return metric(name).baseline is not None
 
 
-def is_speedup(metric: str) -> bool:
-    return metric in DASH_SPEEDUPS or metric in PRETUNED_HEADLINE or is_baseline_metric(metric)
+def is_speedup(name: str) -> bool:
+    """A speedup the catalogue knows (a name it does not know is not reported as one)."""
+    m = metric(name)
+    return m.is_speedup and (name in CATALOGUE or m.baseline is not None)
 
 
 @lru_cache(maxsize=256)
 def family(platform_short: str) -> str:
+    """Hardware family: b200 and b200_cute run on the same machines, so they are one family."""
     return platform_short.split("_", 1)[0].lower()

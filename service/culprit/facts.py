@@ -26,15 +26,6 @@ RUN_PY = "benchmarks/run.py"
 DISPATCH = ".github/workflows/benchmark_dispatch.yml"
 WORKFLOWS = ".github/workflows"
 
-# platform_short -> the benchmark_dispatch inputs whose `default:` lists the kernels it runs.
-PLATFORM_KERNEL_INPUTS: dict[str, tuple[str, ...]] = {
-    "h100": ("kernels", "kernels_linattn"),
-    "b200": ("kernels", "kernels_linattn"),
-    "b200_cute": ("kernels_cute",),
-    "mi350x": ("kernels",),
-    "tpu": ("kernels_tpu", "kernels_tpu_bridge"),
-}
-
 _RUNNER_KEYS = ("runs-on", "runner", "runner-label", "runner_label")
 _TOOLCHAIN_KEYS = (
     "image", "docker-image", "container-image", "runtime-version", "cuda-version", "rocm-version",
@@ -176,19 +167,20 @@ def dispatch_kernel_defaults(doc: Any) -> dict[str, set[str]]:
     return out
 
 
-def _platform_kernels(defaults: dict[str, set[str]], platform: str) -> set[str] | None:
-    names = [n for n in PLATFORM_KERNEL_INPUTS.get(platform, ("kernels",)) if n in defaults]
+def _platform_kernels(defaults: dict[str, set[str]], inputs: tuple[str, ...]) -> set[str] | None:
+    names = [n for n in inputs if n in defaults]
     if not names:
         return None
     return set().union(*(defaults[n] for n in names))
 
 
-def _dispatch_facts(old: str | None, new: str | None, platform: str, kernel: str) -> list[FactChange]:
-    before = _platform_kernels(dispatch_kernel_defaults(_load_yaml(old)), platform)
-    after = _platform_kernels(dispatch_kernel_defaults(_load_yaml(new)), platform)
+def _dispatch_facts(old: str | None, new: str | None, platform: str, kernel: str,
+                    kernel_inputs: tuple[str, ...] = ("kernels",)) -> list[FactChange]:
+    before = _platform_kernels(dispatch_kernel_defaults(_load_yaml(old)), kernel_inputs)
+    after = _platform_kernels(dispatch_kernel_defaults(_load_yaml(new)), kernel_inputs)
     if before is None or after is None:
         return []
-    inputs = "/".join(PLATFORM_KERNEL_INPUTS.get(platform, ("kernels",)))
+    inputs = "/".join(kernel_inputs)
     if kernel in before and kernel not in after:
         return [FactChange(
             kind="kernel_dropped", detail=f"{DISPATCH}: {platform} no longer runs {kernel} (removed from {inputs} default)",
@@ -502,7 +494,8 @@ def _fact_changes(
         if _touched(changed, RUN_PY):
             out += _run_py_facts(*pair(RUN_PY), kernel)
         if _touched(changed, DISPATCH):
-            out += _dispatch_facts(*pair(DISPATCH), platform_short, kernel)
+            inputs = rules.platform(platform_short).kernel_inputs if rules is not None else ("kernels",)
+            out += _dispatch_facts(*pair(DISPATCH), platform_short, kernel, inputs)
         if _touched(changed, hf.LINATTN):
             out += hf.linattn_facts(*pair(hf.LINATTN), kernel)
         if platform_short == "tpu" and _touched(changed, hf.RUN_TPU):

@@ -20,7 +20,6 @@ RUN_TPU = "benchmarks/run_tpu.py"
 TRITONBENCH_PIN = ".github/ci_commit_pins/tritonbench.txt"
 PRETUNED_BENCH = "pretuned_kernels/_bench.py"
 PRETUNED_DIR = "pretuned_kernels"
-_LINATTN_TABLES = ("SHAPES", "VARLEN_SHAPES", "DENSE_VARIANTS", "VARIANTS")
 
 Show = Callable[[str, str], "str | None"]  # (sha, path) -> text at that commit, or None
 

@@ -17,9 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from service.config import project_root
 from service.errors import BenchwatchError, invalid
 
-PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")
-
-
 def default_rules_path() -> Path:
     return project_root() / "config" / "slices.toml"
 
@@ -72,6 +69,8 @@ class PlatformRule(_Model):
     tags: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    # the benchmark_dispatch inputs whose `default:` lists the kernels this platform runs
+    kernel_inputs: tuple[str, ...] = ("kernels",)
 
     _norm = field_validator("tags", "hints", mode="before")(lambda v: _lower(v))
 

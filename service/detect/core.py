@@ -15,9 +15,9 @@ import numpy as np
 import ruptures as rpt
 
 from service.detect.settings import DetectSettings
+from service.domain import MAD_TO_SIGMA
 
 # MAD -> standard deviation for Gaussian noise; differences of iid noise have sqrt(2) x its sigma.
-_MAD_TO_SIGMA = 1.4826
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -43,7 +43,7 @@ def noise_sigma(x: np.ndarray) -> float:
         return 0.0
     d = np.diff(x)
     mad = float(_median(np.abs(d - _median(d))))
-    sigma = _MAD_TO_SIGMA * mad / _SQRT2
+    sigma = MAD_TO_SIGMA * mad / _SQRT2
     if sigma <= 0:
         sigma = float(np.mean(np.abs(d - _median(d)))) / _SQRT2
     if sigma <= 0:
@@ -153,7 +153,7 @@ def _scale(x: np.ndarray, a: int, c: int, b: int, lv0: float, lv1: float, sigma:
     its night-to-night noise; a "step" smaller than that scatter is the drift, not a change.
     """
     r = np.concatenate((x[a:c] - lv0, x[c:b] - lv1))
-    spread = _MAD_TO_SIGMA * float(_median(np.abs(r)))
+    spread = MAD_TO_SIGMA * float(_median(np.abs(r)))
     return max(sigma, spread)
 
 
@@ -275,7 +275,7 @@ def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: b
         if c - start < s.min_size:
             continue
         level = float(_median(x[start:c]))
-        spread = _MAD_TO_SIGMA * float(_median(np.abs(x[start:c] - level)))
+        spread = MAD_TO_SIGMA * float(_median(np.abs(x[start:c] - level)))
         dev = (x[c:] - level) / max(sigma, spread)
         bar = s.first_night_significance if j == 1 else s.min_significance
         if not (np.all(dev >= bar) or np.all(dev <= -bar)):

@@ -18,7 +18,7 @@ import re
 import yaml
 
 from service.culprit.facts import DISPATCH, dispatch_kernel_defaults  # noqa: F401 (DISPATCH: matrix.py reads it here)
-from service.culprit.facts import PLATFORM_KERNEL_INPUTS as PLATFORM_INPUTS
+from service.culprit.rules import load_rules
 from service.health.records import Expected
 
 NIGHTLY = ".github/workflows/benchmark_nightly.yml"
@@ -36,13 +36,16 @@ def _yaml(text: str | None):
 
 
 def expected_kernels(dispatch_text: str | None) -> dict[str, frozenset[str]]:
+    """Per platform, the kernels the dispatch workflow's defaults say it runs (which inputs list
+    a platform's kernels is `kernel_inputs` in config/slices.toml)."""
     defaults = dispatch_kernel_defaults(_yaml(dispatch_text))
     if "kernels_linattn" in defaults:
         defaults["kernels_linattn"] = defaults["kernels_linattn"] | {
             f"{k}-bwd" for k in defaults["kernels_linattn"]
         }
     out = {}
-    for platform, inputs in PLATFORM_INPUTS.items():
+    for platform, rule in load_rules().platforms.items():
+        inputs = rule.kernel_inputs
         if inputs[0] in defaults:  # older files lack the later inputs (linattn, tpu bridge)
             out[platform] = frozenset(set().union(*(defaults[n] for n in inputs if n in defaults)))
     return out

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
-from service.domain import MetricKind
+from service.domain import MetricKind, Source
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
@@ -51,7 +51,7 @@ from service.store.tables import Alert
 log = logging.getLogger(__name__)
 
 DEFAULT_METRIC = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
-SOURCES = ("dashboard", "pretuned")
+SOURCES = tuple(Source)
 
 
 def utcnow() -> datetime:
@@ -610,18 +610,3 @@ def _parent_verdict(group, decided: dict) -> tuple[str, str, float, tuple[dict, 
               f"kernels by cause: {parts}")
     return cause, kinds[cause].most_common(1)[0][0], round(n / total, 3), (
         {"check": "members", "verdict": cause, "detail": detail},)
-
-
-def _verdict_cause(v) -> str:
-    return getattr(v, "cause", "noise")
-
-
-def _verdict_confidence(v) -> float:
-    return float(getattr(v, "confidence", 0.0))
-
-
-def _verdict_evidence(v) -> tuple[dict, ...]:
-    return tuple(
-        {"check": e.check, "verdict": e.verdict, "detail": e.detail}
-        for e in getattr(v, "evidence", ()) or ()
-    )
