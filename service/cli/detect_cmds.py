@@ -1,7 +1,8 @@
 """`benchwatch detect`, `investigate` and `alerts`: the triage a person used to do by hand.
 
-Detection (numpy, ruptures), the store (SQLAlchemy) and rich tables are imported inside the
-commands, so `benchwatch alerts` does not pay for the change-point stack.
+Detection (numpy, ruptures) and the store (SQLAlchemy) are imported inside the commands, so
+`benchwatch alerts` does not pay for the change-point stack; its table reads through
+`store/light_reads.py` (SQLAlchemy Core, no mapped classes).
 """
 
 from __future__ import annotations
@@ -150,8 +151,6 @@ def alerts_cmd(
     Like the web queue, the table leaves out real improvements and retracted moves unless asked
     (`--everything`, or `--cause real` for improvements) and says how many it left out."""
     from service.cli.table import render
-    from service.store import choices
-    from service.store.alert_reads import list_alerts
 
     check_choice("--kind", kind, KINDS)
     check_choice("--status", status, STATUSES)
@@ -163,9 +162,19 @@ def alerts_cmd(
     if groups:
         _groups(status, platform, cause, source, format)
         return
-    with STATE.store().session() as session:
-        check_choice("--platform", platform, choices.platforms(session, source))
-        rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    if format is OutputFormat.json:  # the JSON contract (`/api/alerts`): the ORM reads build it
+        from service.store import choices
+        from service.store.alert_reads import list_alerts
+
+        with STATE.store().session() as session:
+            check_choice("--platform", platform, choices.platforms(session, source))
+            rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    else:  # the table a person waits for: SQLAlchemy Core, no mapped classes (store/light_reads.py)
+        from service.store import light_reads
+
+        with STATE.store().engine.connect() as conn:
+            check_choice("--platform", platform, light_reads.platforms(conn, source))
+            rows = light_reads.alert_rows(conn, status=status, platform=platform, cause=cause, source=source)
     hidden = 0
     if not everything:
         keep = [a for a in rows if _label(a) != "retracted" and (cause == "real" or _label(a) != "improvement")]

@@ -1,7 +1,8 @@
 """`benchwatch db upgrade`, `ingest` and `status`.
 
 Heavy modules (httpx, SQLAlchemy) are imported inside the commands: the CLI's
-start-up pays only for typer (see tests/test_cli_startup.py).
+start-up pays only for typer (tests/test_cli_edges.py keeps it so). `status` reads through
+`store/light_reads.py` (SQLAlchemy Core, no mapped classes): a person types it and waits.
 """
 
 from __future__ import annotations
@@ -70,11 +71,10 @@ def status(
 ) -> None:
     """Counts of what is stored and when each source was last ingested."""
     from service.cli.table import render
-    from service.store.status import store_status
+    from service.store.light_reads import store_status  # Core only: no mapped classes to import
 
-    store = STATE.store()
-    with store.session() as session:
-        counts = store_status(session)
+    with STATE.store().engine.connect() as conn:
+        counts = store_status(conn)
     if format is OutputFormat.json:
         typer.echo(json.dumps(counts, sort_keys=True))
         return
