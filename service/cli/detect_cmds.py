@@ -15,12 +15,15 @@ import typer
 
 from service.cli.context import STATE, check_choice, handles_errors
 from service.cli.ingest_cmds import OutputFormat
-from service.records import CAUSE_WORDS, CAUSES, SeriesKey
+from service.domain import CAUSE_WORDS, AlertStatus, Cause, Direction, MoveState, Source
 from service.errors import BenchwatchError
 
-SOURCES = ("dashboard", "pretuned")
-STATUSES = ("open", "acknowledged", "resolved", "dismissed", "all")
-KINDS = ("move", "health")
+# The values a person may type, from the vocabulary in service/domain.py (one place); "all" is
+# the CLI's own word for "every status".
+SOURCES: tuple[str, ...] = tuple(Source)
+STATUSES: tuple[str, ...] = (*AlertStatus, "all")
+CAUSES: tuple[str, ...] = tuple(Cause)
+KINDS = ("move", "health")  # move alerts, or health alerts (`H<id>`)
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -57,7 +60,7 @@ def _describe(obj: dict, series_line: str) -> str:
         lines.append("  " + series_line)
     fb = obj["first_bad"]
     if fb is None:
-        lines.append(f"  verdict: {CAUSE_WORDS['noise']}: no persistent step near the date")
+        lines.append(f"  verdict: {CAUSE_WORDS[Cause.NOISE]}: no persistent step near the date")
     else:
         lg = obj["last_good"]
         lines.append(
@@ -102,13 +105,14 @@ def investigate_cmd(
     platform: str = typer.Option(..., "--platform", help="platform_short, e.g. b200"),
     date: str = typer.Option(..., "--date", help="YYYY-MM-DD"),
     kernel: Optional[str] = typer.Option(None, "--kernel"),
-    source: str = typer.Option("dashboard", "--source", help="dashboard or pretuned"),
+    source: str = typer.Option(Source.DASHBOARD.value, "--source", help=" or ".join(SOURCES)),
     metric: Optional[str] = typer.Option(None, "--metric", help="default: the headline speedup"),
     repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
     window_days: int = typer.Option(7, "--window-days", help="look this many nightlies either side"),
     format: TextOrJson = typer.Option(TextOrJson.text, "--format"),
 ) -> None:
     """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
+    from service.records import SeriesKey
     from service.schedule.detect_pass import resolve_repo
     from service.schedule.investigate import Question, investigate, parse_day
     from service.store.series_io import load_one
@@ -137,7 +141,7 @@ def investigate_cmd(
 
 @handles_errors
 def alerts_cmd(
-    status: str = typer.Option("open", "--status", help=", ".join(STATUSES)),
+    status: str = typer.Option(AlertStatus.OPEN.value, "--status", help=", ".join(STATUSES)),
     platform: Optional[str] = typer.Option(None, "--platform", help="platform_short, e.g. b200"),
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
@@ -177,7 +181,8 @@ def alerts_cmd(
             rows = light_reads.alert_rows(conn, status=status, platform=platform, cause=cause, source=source)
     hidden = 0
     if not everything:
-        keep = [a for a in rows if _label(a) != "retracted" and (cause == "real" or _label(a) != "improvement")]
+        keep = [a for a in rows if _label(a) != MoveState.RETRACTED
+                and (cause == Cause.REAL or _label(a) != Direction.IMPROVEMENT)]
         hidden, rows = len(rows) - len(keep), keep
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
@@ -201,10 +206,10 @@ def alerts_cmd(
 def _label(a: dict) -> str:
     """The cause column as the web and Slack read it: a real move for the better is an
     improvement, a retracted move says so."""
-    if a["state"] == "retracted":
-        return "retracted"
-    if a["cause"] == "real" and a.get("direction") == "improvement":
-        return "improvement"
+    if a["state"] == MoveState.RETRACTED:
+        return MoveState.RETRACTED.value
+    if a["cause"] == Cause.REAL and a.get("direction") == Direction.IMPROVEMENT:
+        return Direction.IMPROVEMENT.value
     return a["cause"]
 
 

@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from service.cli.context import STATE, CommandsGroup, handles_errors
+from service.domain import Source
 from service.errors import BenchwatchError
 
 db_app = typer.Typer(cls=CommandsGroup, help="Database schema commands.", no_args_is_help=True,
@@ -53,7 +54,7 @@ def ingest(
         dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
     store = STATE.store()
     first: BenchwatchError | None = None
-    for source, location in (("dashboard", dashboard), ("pretuned", pretuned)):
+    for source, location in ((Source.DASHBOARD, dashboard), (Source.PRETUNED, pretuned)):
         if not location:
             continue
         try:
