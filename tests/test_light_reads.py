@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from service.health.records import Finding
 from service.store import choices, health_writer, ingest_writer, light_reads, outbox
 from service.store.alert_reads import list_alerts
 from service.store.db import Store
 from service.store.status import store_status
-from service.store.tables import (
-    AlertGroup, Base, HealthAlert, IngestConflict, IngestLog, Observation, OutboxMessage, Run, Track,
-)
+from service.store.tables import Alert, Base, IngestConflict, IngestLog, Observation, OutboxMessage, Run, Track
 from tests.web_world import T0, build_world, full_sha
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,18 +61,12 @@ def world(store):
                         message="pretuned: not JSON"))
         for i, state in enumerate((outbox.PENDING, outbox.PENDING, outbox.DEAD, outbox.SENT)):
             s.add(OutboxMessage(kind="post", key=f"k{i}", payload={}, state=state, created_at=NOW))
-        hg = AlertGroup(source="dashboard", first_bad_run_pk=w.runs[-1], platform_short="health", cause="noise",
-                        confidence=1.0, state="active", created_at=NOW, updated_at=NOW, kind="health")
-        s.add(hg)
-        s.flush()
-        s.add(HealthAlert(group_id=hg.id, kind="platform_outage", key="k", source="dashboard",
-                          platform_short="h100", detail="h100 missing", state="active", created_at=NOW,
-                          updated_at=NOW))
+        health_writer.reconcile(s, "dashboard", [Finding("platform_outage", "dashboard", "no h100 results",
+                                                         platform_short="h100")],
+                                day_of={"platform_outage": f"{NOW:%Y-%m-%d}"}, run_pk=w.runs[-1], now=NOW)
         for _ in range(2):
             health_writer.note_fetch(s, "dashboard", NOW, "timed out")
     with store.session() as s:
-        from service.store.tables import Alert
-
         s.get(Alert, w.alerts["method"]).human_cause = "real"
         s.get(Alert, w.alerts["gemm"]).human_cause = ""  # an empty verdict is no verdict
     return w
