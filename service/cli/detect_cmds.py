@@ -126,9 +126,12 @@ def investigate_cmd(
     if format is TextOrJson.json:
         typer.echo(json.dumps(found[0] if kernel else found, indent=1))
         return
+    # Platform-wide, the movers come first (most significant first) and the kernels that did not
+    # move share one line: a hundred "Noise" blocks would bury the two that matter.
+    quiet = [o["kernel"] for o in found if o["first_bad"] is None] if kernel is None else []
     blocks = []
     with store.session() as session:
-        for obj in found:
+        for obj in found if kernel is not None else [o for o in found if o["first_bad"] is not None]:
             spark = ""
             loaded = load_one(session, SeriesKey(obj["source"], obj["platform_short"], obj["kernel"], obj["metric"]))
             if loaded is not None:
@@ -136,6 +139,9 @@ def investigate_cmd(
                        and abs((p.date.date() - q.day).days) <= window_days]
                 spark = f"{pts[0].date:%m-%d} {_spark([p.value for p in pts])} {pts[-1].date:%m-%d}" if pts else ""
             blocks.append(_describe(obj, spark))
+    if quiet:
+        blocks.append(f"{len(quiet)} of {len(found)} kernels on {platform} ({source}) show no persistent step "
+                      f"within ±{window_days} nightlies of {q.day}: {', '.join(sorted(quiet))}")
     typer.echo("\n\n".join(blocks))
 
 
