@@ -251,11 +251,13 @@ def _groups(status: str, platform: str | None, cause: str | None, source: str | 
 def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,
                    format: OutputFormat) -> None:
     from service.cli.table import render
+    from service.store import choices
     from service.store.health_reads import list_health
 
     if cause is not None:
         raise BenchwatchError("--cause does not apply to --kind health (health alerts have no cause)")
     with STATE.store().session() as session:
+        check_choice("--platform", platform, choices.platforms(session, source))  # not an empty table
         rows = list_health(session, status=None if status == "all" else status, platform=platform, source=source)
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
