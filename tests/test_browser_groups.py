@@ -101,6 +101,9 @@ def test_improvement_and_retracted_read_as_slack_reads_them(site, page):
     page.goto(f"{base}/alerts/{world.alerts['method']}")
     assert page.locator("[data-testid=cause] .badge").first.inner_text() == "Retracted"
     assert "retracted" in page.locator("[data-testid=true-speedup]").inner_text()
+    assert page.locator("[data-testid=commit]").count() == 0  # its change commit, like the group page's
+    page.goto(f"{base}/alerts/{world.alerts['gemm']}")  # a live move still names its culprit
+    assert page.locator("[data-testid=commit] .subject").inner_text() == XSS_SUBJECT
     assert page.problems == []
 
 
