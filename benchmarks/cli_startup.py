@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         env.update(BENCHWATCH_DATABASE_URL=f"sqlite:///{tmp / 'bw.db'}", BENCHWATCH_HELION_REPO=str(tmp / "helion"),
                    BENCHWATCH_HELION_REMOTE="")
         platform, kernel, day = _prepare(tmp, env).split()
-        trees = {"this": _command_line(args.checkout)}
+        # compared with another checkout, this one starts the same way (python -c, its code first)
+        trees = {"this": _command_line(args.checkout or (str(ROOT) if args.against else None))}
         if args.against:
             trees["against"] = _command_line(args.against)
         commands = {
