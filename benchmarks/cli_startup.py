@@ -6,8 +6,10 @@ ingested and detected. Figures are the median and the best of ``--repeat`` runs,
 (user + sys of the child: on a shared box the CPU time is the steadier figure).
 
 ``--checkout DIR`` times another checkout of benchwatch (e.g. `git archive` of an older commit)
-with this venv, to compare before and after a change. Written to
-benchmarks/results/cli_startup.json (or cli_startup_<label>.json with ``--label``).
+with this venv instead of this one; ``--against DIR`` times both, run for run in turn (this tree,
+then DIR, ``--repeat`` times), so a load that comes and goes on a shared box weighs on both alike.
+Written to benchmarks/results/cli_startup.json (or cli_startup_<label>.json with ``--label``).
+No test asserts these times (a shared box makes wall time a measurement, not a property).
 """
 
 from __future__ import annotations
@@ -55,12 +57,36 @@ def _prepare(tmp: Path, env: dict[str, str]) -> str:
     return f"{event.platform_short} {event.kernels[0]} {world.nights[event.night].date:%Y-%m-%d}"
 
 
+def _command_line(checkout: str | None) -> tuple[list[str], Path, dict[str, str]]:
+    """How to start benchwatch from a checkout (None: this tree's console script)."""
+    if checkout is None:
+        return [str(Path(sys.executable).parent / "benchwatch")], ROOT, {}
+    path = Path(checkout).resolve()  # the other checkout's code first on the path, run as the script does
+    return ([sys.executable, "-c", "import sys; from service.cli.main import app; sys.argv[0] = 'benchwatch'; app()"],
+            path, {"PYTHONPATH": str(path)})
+
+
+def _row(runs: list[tuple[float, float]], target: float | None) -> dict:
+    walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+    row = {"wall_median_s": round(statistics.median(walls), 3), "wall_best_s": round(min(walls), 3),
+           "cpu_median_s": round(statistics.median(cpus), 3)}
+    if target is not None:
+        row["target_wall_s"] = target
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--checkout", help="time this checkout of benchwatch instead of this one")
+    ap.add_argument("--against", help="also time this checkout, interleaved with this one (before/after)")
     ap.add_argument("--label", default="", help="results file suffix")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    for option, checkout in (("--checkout", args.checkout), ("--against", args.against)):
+        if checkout and not (Path(checkout) / "service" / "cli" / "main.py").is_file():
+            ap.error(f"{option} {checkout}: not a benchwatch checkout (no service/cli/main.py)")
 
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
@@ -68,32 +94,33 @@ def main(argv: list[str] | None = None) -> int:
         env.update(BENCHWATCH_DATABASE_URL=f"sqlite:///{tmp / 'bw.db'}", BENCHWATCH_HELION_REPO=str(tmp / "helion"),
                    BENCHWATCH_HELION_REMOTE="")
         platform, kernel, day = _prepare(tmp, env).split()
-        if args.checkout:  # the other checkout's code first on the path, run the way the script does
-            checkout = Path(args.checkout).resolve()
-            env["PYTHONPATH"] = str(checkout)
-            base, cwd = [sys.executable, "-c", "import sys; from service.cli.main import app; sys.argv[0] = 'benchwatch'; app()"], checkout
-        else:
-            base, cwd = [str(Path(sys.executable).parent / "benchwatch")], ROOT
+        # compared with another checkout, this one starts the same way (python -c, its code first)
+        trees = {"this": _command_line(args.checkout or (str(ROOT) if args.against else None))}
+        if args.against:
+            trees["against"] = _command_line(args.against)
         commands = {
             "--help": ["--help"],
             "status": ["status"],
-            "alerts": ["alerts", "--status", "all"],
+            "alerts": ["alerts"],
+            "alerts --status all": ["alerts", "--status", "all"],
             "investigate": ["investigate", "--platform", platform, "--kernel", kernel, "--date", day],
         }
-        out: dict = {"checkout": str(args.checkout or ROOT), "repeat": args.repeat, "cpus": os.cpu_count(),
-                     "load_avg_1m": os.getloadavg()[0], "commands": {}}
+        out: dict = {"checkout": str(args.checkout or ROOT), "against": args.against, "repeat": args.repeat,
+                     "cpus": os.cpu_count(), "load_avg_1m": os.getloadavg()[0], "commands": {}}
         for name, cmd in commands.items():
-            _run(base + cmd, env, cwd)  # warm the page cache and the .pyc files
-            runs = [_run(base + cmd, env, cwd) for _ in range(args.repeat)]
-            walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-            row = {"wall_median_s": round(statistics.median(walls), 3), "wall_best_s": round(min(walls), 3),
-                   "cpu_median_s": round(statistics.median(cpus), 3)}
-            if name in TARGETS:
-                row["target_wall_s"] = TARGETS[name]
-            out["commands"][name] = row
-            print(f"{name:12s} wall median {row['wall_median_s']:.3f} s (best {row['wall_best_s']:.3f}), "
-                  f"cpu {row['cpu_median_s']:.3f} s" + (f"  target < {TARGETS[name]} s" if name in TARGETS else ""),
-                  flush=True)
+            runs: dict[str, list] = {t: [] for t in trees}
+            for base, cwd, extra in trees.values():
+                _run(base + cmd, {**env, **extra}, cwd)  # warm the page cache and the .pyc files
+            for _ in range(args.repeat):
+                for tree, (base, cwd, extra) in trees.items():
+                    runs[tree].append(_run(base + cmd, {**env, **extra}, cwd))
+            target = TARGETS.get(name.split()[0])
+            rows = {tree: _row(r, target) for tree, r in runs.items()}
+            out["commands"][name] = rows["this"] if len(rows) == 1 else rows
+            for tree, row in rows.items():
+                who = "" if len(rows) == 1 else f"{tree:8s}"
+                print(f"{name:20s} {who}wall median {row['wall_median_s']:.3f} s (best {row['wall_best_s']:.3f}), "
+                      f"cpu {row['cpu_median_s']:.3f} s" + (f"  target < {target} s" if target else ""), flush=True)
         out["load_avg_1m_after"] = os.getloadavg()[0]
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / (f"cli_startup_{args.label}.json" if args.label else "cli_startup.json")

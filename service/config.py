@@ -109,11 +109,27 @@ class HealthSettings(_Section):
 
 
 class ScheduleSettings(_Section):
+    """When run-once fires. The crontab lines are parsed by APScheduler when `serve` starts (it
+    refuses a bad one before anything runs); importing it for every command would cost ~50 ms."""
+
     cron: str = "0,30 9-12 * * *"
     extra_cron: str = "0 13 * * *"
     timezone: str = "UTC"
     misfire_grace_s: int = Field(600, ge=1)
     interval_s: int = Field(0, ge=0)  # > 0: run every N seconds instead of the crons (tests, demos)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        """An IANA zone the system knows (a typo crashed `serve` with a traceback)."""
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # stdlib, already loaded by pydantic
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r} (an IANA name such as UTC or "
+                             "Europe/Berlin)") from None
+        return v
 
 
 class WebSettings(_Section):

@@ -43,14 +43,30 @@ def message_text(blocks: list[dict], fallback: str) -> str:
     return "\n".join(lines) if lines else fallback
 
 
+def _replay(world, nightlies: int, at_least: int = 25) -> int:
+    """Nightlies to replay so that the newest planted event of every cause is among them: each
+    is then posted one by one (a real regression with its culprit, a method change with its
+    change commit, a hardware episode, noise retracted), not only counted in the backfill digest."""
+    newest = {}
+    for lab in world.labels:
+        newest[lab.event.cause] = max(newest.get(lab.event.cause, 0), lab.event.night)
+    return max(at_least, nightlies - min(newest.values(), default=nightlies))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nightlies", type=int, default=150)
-    ap.add_argument("--replay", type=int, default=25, help="last nightlies replayed one by one")
+    ap.add_argument("--replay", type=int, default=None,
+                    help="last nightlies replayed one by one (default: 25, or more so that the newest "
+                         "planted event of every cause is replayed and posted)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--no-serve", action="store_true", help="do not start the web page at the end")
     ap.add_argument("--dir", default=str(ROOT / "var" / "demo"), help="where the world and store go")
     args = ap.parse_args(argv)
+    if args.nightlies < 2:
+        ap.error("--nightlies must be at least 2")
+    if args.replay is not None and not 0 < args.replay < args.nightlies:
+        ap.error(f"--replay must be between 1 and {args.nightlies - 1} (--nightlies - 1)")
 
     var = Path(args.dir)
     shutil.rmtree(var, ignore_errors=True)
@@ -67,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             "slack": base.slack.model_copy(update={
                 "token": SecretStr(TOKEN), "channel": "C0TRIAGE", "api_url": slack.base_url}),
         })
-        first = args.nightlies - args.replay - 1
+        first = args.nightlies - (args.replay if args.replay is not None else _replay(world, args.nightlies)) - 1
         for n in range(first, args.nightlies):
             srv.publish(dashboard=world.dashboard_bytes(n), pretuned=world.pretuned_bytes(n))
             now = world.nights[n].date + timedelta(hours=2)

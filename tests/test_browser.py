@@ -155,6 +155,22 @@ def test_no_page_scrolls_sideways_on_a_phone(site, browser, signed_in):
     assert too_wide == {}
 
 
+def test_queue_on_a_phone_shows_each_groups_kernels_on_screen(site, browser):
+    """At 390 px the queue is one card per group: its link and kernels (the work itself) are on
+    the screen, not to the right of a table that scrolls sideways inside its box."""
+    base, _ = site
+    ctx = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
+    pg = ctx.new_page()
+    pg.goto(base + "/?status=all")
+    rows = pg.locator("table.queue tbody tr")
+    assert rows.count() >= 3
+    for i in range(rows.count()):
+        for part in ("a.open", ".kernel", ".badge", "[data-testid=status]"):
+            box = rows.nth(i).locator(part).first.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (i, part, box)
+    ctx.close()
+
+
 def test_series_form_changing_platform_drops_the_old_kernel(site, page):
     """The kernel picked for b200 is not carried to the next platform (it may not exist there,
     which is a 404 now): the form asks for the new platform alone and shows its first kernel."""

@@ -11,10 +11,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from service.config import Settings, WebSettings
+from service.health.records import Finding
+from service.store import health_writer
 from service.store.db import Store
 from service.store.tables import Alert, AlertGroup
 from service.web.app import create_app
 from service.web.auth import hash_password
+from service.web.queue import QUEUE_CAUSES
 from tests.browser import (browser, page, PASSWORD, PHONE, Served, chart_points, need_chromium,
                            wider_than_the_page)
 from tests.web_world import XSS_KERNEL, XSS_SUBJECT, build_world
@@ -53,6 +56,10 @@ def site(tmp_path_factory):
         s.get(AlertGroup, world.groups["noise"]).cause = "real"  # a real move for the better
         for a in s.query(Alert).filter(Alert.group_id == world.groups["noise"]):
             a.cause, a.direction, a.change_pct, a.status = "real", "improvement", 6.0, "open"
+        # one health finding: the nightly's health group sits in the queue beside the moves
+        health_writer.reconcile(s, "dashboard", [Finding("platform_outage", "dashboard", "no h100 results",
+                                                         platform_short="h100")],
+                                day_of={"platform_outage": f"{today:%Y-%m-%d}"}, run_pk=world.runs[-1], now=today)
     settings = Settings(web=WebSettings(secret_key="browser-test-key",
                                         users={"alice": hash_password(PASSWORD, rounds=4)}),
                         helion={"repo": str(repo)})
@@ -72,9 +79,9 @@ def sign_in(pg, base: str, next_: str) -> None:
 def test_improvement_and_retracted_read_as_slack_reads_them(site, page):
     base, world, _, _ = site
     page.goto(base + "/")
-    groups = [page.locator("table.queue tbody tr").nth(i).get_attribute("data-group")
-              for i in range(page.locator("table.queue tbody tr").count())]
-    assert groups == [str(world.groups["real"]), str(world.groups["hardware"])]  # the work only
+    moves = [page.locator("table.queue tbody tr:not([data-cause=health])").nth(i).get_attribute("data-group")
+             for i in range(page.locator("table.queue tbody tr:not([data-cause=health])").count())]
+    assert moves == [str(world.groups["real"]), str(world.groups["hardware"])]  # the work only
     assert "2 not shown" in page.locator("[data-testid=hidden]").inner_text()
     page.click("[data-testid=cause-counts] a[data-cause=improvement]")
     page.wait_for_url(re.compile(r"cause=improvement"))
@@ -94,7 +101,76 @@ def test_improvement_and_retracted_read_as_slack_reads_them(site, page):
     page.goto(f"{base}/alerts/{world.alerts['method']}")
     assert page.locator("[data-testid=cause] .badge").first.inner_text() == "Retracted"
     assert "retracted" in page.locator("[data-testid=true-speedup]").inner_text()
+    assert page.locator("[data-testid=commit]").count() == 0  # its change commit, like the group page's
+    page.goto(f"{base}/alerts/{world.alerts['gemm']}")  # a live move still names its culprit
+    assert page.locator("[data-testid=commit] .subject").inner_text() == XSS_SUBJECT
     assert page.problems == []
+
+
+def _rgba(css: str) -> tuple[float, ...]:
+    """(r, g, b, alpha) of a computed CSS colour such as ``rgb(1, 2, 3)`` or ``rgba(0, 0, 0, 0)``."""
+    parts = [float(x) for x in re.findall(r"[\d.]+", css)]
+    return tuple(parts) if len(parts) == 4 else (*parts, 1.0)
+
+
+def _contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of two opaque colours (1 to 21)."""
+    def lum(c):
+        lin = [(v / 255) / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(_rgba(fg)), lum(_rgba(bg))), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _legible(badge) -> tuple[str, float]:
+    """(text, contrast) of a badge against its own background; a transparent one scores 0."""
+    bg, fg = badge.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
+    return badge.inner_text(), (_contrast(fg, bg) if _rgba(bg)[3] > 0 else 0.0)
+
+
+def test_health_group_badge_reads_health_in_its_own_colour(site, page, browser):
+    """The health group's badge (queue row and its page) was white text on no background: blank."""
+    base, _, _, _ = site
+    page.goto(base + "/")
+    row = page.locator("table.queue tbody tr[data-cause=health]")
+    assert row.count() == 1
+    text, contrast = _legible(row.locator(".badge"))
+    assert text == "Health" and contrast >= 4.5
+    row.locator("a.open").click()
+    page.wait_for_url(re.compile(r"/groups/\d+$"))
+    text, contrast = _legible(page.locator("h1 .badge"))
+    assert text == "Health" and contrast >= 4.5
+    assert "no h100 results" in page.locator("[data-testid=health-members]").inner_text()
+    health_page = page.url
+    page.goto(base + "/")
+    assert page.locator("[data-testid=cause-counts] a[data-cause=health]").inner_text().startswith("Health")
+    finding = row.locator(".kernel").inner_text()
+    assert finding.startswith("H") and finding.endswith(" platform_outage h100")  # no "-@h100"
+    assert page.problems == []
+    ctx = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
+    phone = ctx.new_page()
+    phone.goto(health_page)  # its findings table scrolls in its own box, not the page
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], wider_than_the_page(phone)
+    ctx.close()
+
+
+def test_every_cause_label_has_a_legible_badge(site, page):
+    """Each label a badge can carry (the queue's causes and "retracted") has its own background
+    with readable text: a new label without a colour fails here, not in a screenshot."""
+    base, _, _, _ = site
+    page.goto(base + "/")
+    labels = (*QUEUE_CAUSES, "retracted")
+    page.evaluate("""labels => { const box = document.createElement('div'); box.id = 'all-badges';
+        for (const l of labels) { const b = document.createElement('span'); b.className = 'badge cause-' + l;
+          b.dataset.label = l; b.textContent = l; box.appendChild(b); } document.querySelector('main').appendChild(box); }""",
+                  list(labels))
+    colours = {}
+    for label in labels:
+        _, contrast = _legible(page.locator(f"#all-badges [data-label={label}]"))
+        assert contrast >= 4.5, label
+        colours[label] = page.locator(f"#all-badges [data-label={label}]").evaluate(
+            "e => getComputedStyle(e).backgroundColor")
+    assert len(set(colours.values())) == len(labels), colours  # no two labels share a colour
 
 
 def test_group_page_shows_the_chart_culprit_with_author_and_links(site, page):

@@ -182,6 +182,9 @@ def test_unknown_command_lists_the_commands(cli):
     (("--source", "nightly"), "--source must be one of dashboard, pretuned, not 'nightly'"),
     (("--platform", "a100"), "--platform must be one of b200, h100, not 'a100'"),
     (("--platform", "b200", "--source", "pretuned"), "--platform 'b200': nothing stored yet"),
+    (("--kind", "health", "--platform", "a100"), "--platform must be one of b200, h100, not 'a100'"),
+    (("--groups", "--platform", "a100"), "--platform must be one of b200, h100, not 'a100'"),
+    (("--kind", "heath"), "--kind must be one of move, health, not 'heath'"),
 ])
 def test_alerts_unknown_values_name_the_valid_ones(cli, store, args, expected):
     rows = Rows(store)

@@ -37,6 +37,9 @@ def test_defaults_then_file_then_env(tmp_path, monkeypatch):
         ("[fetch]\nnot_a_key = 1\n", "fetch.not_a_key"),
         ("[database]\nurl = 'mysql://x'\n", "database"),
         ("this is = = not toml", "not valid TOML"),
+        ("[schedule]\ntimezone = 'Europe/Berln'\n", "schedule.timezone: Value error, unknown time zone 'Europe/Berln'"),
+        ("[detect]\npenalty_typo = 5\n", "detect.penalty_typo"),
+        ("[classify]\nmin_significance = 'high'\n", "classify.min_significance"),
     ],
 )
 def test_bad_config_is_one_line_error(tmp_path, text, needle):
@@ -47,12 +50,18 @@ def test_bad_config_is_one_line_error(tmp_path, text, needle):
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_a_known_time_zone_is_accepted(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text("[schedule]\ntimezone = 'Europe/Berlin'\n")
+    assert load_settings(f).schedule.timezone == "Europe/Berlin"
+
+
 def test_missing_config_file(tmp_path):
     with pytest.raises(BenchwatchError, match="does not exist"):
         load_settings(tmp_path / "none.toml")
 
 
-def test_cli_reports_bad_config(tmp_path):
+def test_cli_reports_bad_config(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from service.cli.main import app
@@ -62,3 +71,10 @@ def test_cli_reports_bad_config(tmp_path):
     res = CliRunner().invoke(app, ["--config", str(f), "status"])
     assert res.exit_code == 2
     assert "fetch.retries" in res.stderr
+    f.write_text("[schedule]\ntimezone = 'Mars/Olympus'\n")  # `serve` died of a traceback on it
+    monkeypatch.setenv("BENCHWATCH_DATABASE_URL", f"sqlite:///{tmp_path / 'none' / 'bw.db'}")  # never reached
+    for command in (["status"], ["serve", "--no-web"], ["run-once", "--no-fetch"]):
+        res = CliRunner().invoke(app, ["--config", str(f), *command])
+        assert res.exit_code == 2 and res.stderr.strip().splitlines() == [
+            "benchwatch: error: config: schedule.timezone: Value error, unknown time zone 'Mars/Olympus' "
+            "(an IANA name such as UTC or Europe/Berlin)"], command

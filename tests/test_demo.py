@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests import demo
 
 
@@ -31,3 +33,24 @@ def test_message_text_keeps_every_block_whole():
     assert demo.message_text(blocks, "fallback") == (
         f"Real regression on b200\n{long}\n*first bad* 2026-03-01\n<http://h/groups/3|group 3>")
     assert demo.message_text([], "fallback only") == "fallback only"
+
+
+def _world(*events):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(labels=[SimpleNamespace(event=SimpleNamespace(cause=c, night=n)) for c, n in events])
+
+
+def test_default_replay_reaches_the_newest_event_of_every_cause():
+    """`make demo` used to replay 25 nightlies and so never posted a real regression (the newest
+    one was older): the default window reaches back to the newest event of each cause."""
+    world = _world(("real", 30), ("real", 114), ("method_change", 125), ("hardware", 135), ("noise", 146))
+    assert demo._replay(world, 150) == 36  # from night 114 on
+    assert demo._replay(_world(("real", 140), ("noise", 146)), 150) == 25  # at least 25
+    assert demo._replay(_world(), 150) == 25
+
+
+def test_demo_refuses_a_replay_longer_than_the_world(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        demo.main(["--nightlies", "20", "--replay", "20", "--no-serve", "--dir", str(tmp_path / "d")])
+    assert exc.value.code == 2 and "--replay must be between 1 and 19" in capsys.readouterr().err

@@ -147,6 +147,24 @@ def test_investigate_platform_lists_every_kernel(loaded, world):
     assert quiet and all(o["cause"] == "noise" and o["first_bad"] is None for o in quiet)
 
 
+def test_investigate_platform_text_lists_movers_then_folds_the_quiet_kernels(loaded, world):
+    """A platform-wide question reads as a triage note: the movers in full, most significant
+    first, and the kernels that did not move in one line (they were one "Noise" block each)."""
+    day = world.nights[60].date.strftime("%Y-%m-%d")
+    as_json = json.loads(loaded("investigate", "--platform", "mi350x", "--date", day, "--format", "json").stdout)
+    res = loaded("investigate", "--platform", "mi350x", "--date", day)
+    assert res.exit_code == 0, res.output
+    movers = [o["kernel"] for o in as_json if o["first_bad"] is not None]
+    quiet = sorted(o["kernel"] for o in as_json if o["first_bad"] is None)
+    assert movers and quiet
+    headers = [ln.split(" on ")[0] for ln in res.stdout.splitlines() if ln.endswith("(dashboard, helion_speedup_geomean)")]
+    assert headers == movers  # in the JSON's order: by significance
+    assert res.stdout.count("verdict:") == len(movers) and "verdict: Noise" not in res.stdout
+    assert res.stdout.rstrip().splitlines()[-1] == (
+        f"{len(quiet)} of {len(as_json)} kernels on mi350x (dashboard) show no persistent step within "
+        f"±7 nightlies of {day}: {', '.join(quiet)}")
+
+
 def test_investigate_text_reads_like_a_triage_note(loaded, world):
     day = world.nights[50].date.strftime("%Y-%m-%d")
     res = loaded("investigate", "--platform", "h100", "--kernel", "softmax", "--date", day)

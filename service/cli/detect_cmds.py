@@ -1,7 +1,8 @@
 """`benchwatch detect`, `investigate` and `alerts`: the triage a person used to do by hand.
 
-Detection (numpy, ruptures), the store (SQLAlchemy) and rich tables are imported inside the
-commands, so `benchwatch alerts` does not pay for the change-point stack.
+Detection (numpy, ruptures) and the store (SQLAlchemy) are imported inside the commands, so
+`benchwatch alerts` does not pay for the change-point stack; its table reads through
+`store/light_reads.py` (SQLAlchemy Core, no mapped classes).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import typer
 
 from service.cli.context import STATE, check_choice, handles_errors
 from service.cli.ingest_cmds import OutputFormat
-from service.records import CAUSE_WORDS, CAUSES, SeriesKey
+from service.domain import CAUSE_WORDS, AlertStatus, Cause, Direction, MoveState, Source
 from service.errors import BenchwatchError
 
-SOURCES = ("dashboard", "pretuned")
-STATUSES = ("open", "acknowledged", "resolved", "dismissed", "all")
-KINDS = ("move", "health")
+# The values a person may type, from the vocabulary in service/domain.py (one place); "all" is
+# the CLI's own word for "every status".
+SOURCES: tuple[str, ...] = tuple(Source)
+STATUSES: tuple[str, ...] = (*AlertStatus, "all")
+CAUSES: tuple[str, ...] = tuple(Cause)
+KINDS = ("move", "health")  # move alerts, or health alerts (`H<id>`)
 
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -56,7 +60,7 @@ def _describe(obj: dict, series_line: str) -> str:
         lines.append("  " + series_line)
     fb = obj["first_bad"]
     if fb is None:
-        lines.append(f"  verdict: {CAUSE_WORDS['noise']}: no persistent step near the date")
+        lines.append(f"  verdict: {CAUSE_WORDS[Cause.NOISE]}: no persistent step near the date")
     else:
         lg = obj["last_good"]
         lines.append(
@@ -101,7 +105,7 @@ def investigate_cmd(
     platform: str = typer.Option(..., "--platform", help="platform_short, e.g. b200"),
     date: str = typer.Option(..., "--date", help="YYYY-MM-DD"),
     kernel: Optional[str] = typer.Option(None, "--kernel"),
-    source: str = typer.Option("dashboard", "--source", help="dashboard or pretuned"),
+    source: str = typer.Option(Source.DASHBOARD.value, "--source", help=" or ".join(SOURCES)),
     metric: Optional[str] = typer.Option(None, "--metric", help="default: the headline speedup"),
     repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
     window_days: int = typer.Option(7, "--window-days", help="look this many nightlies either side"),
@@ -110,6 +114,7 @@ def investigate_cmd(
     """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
     from service.pipeline.detect_pass import resolve_repo
     from service.pipeline.investigate import Question, investigate, parse_day
+    from service.records import SeriesKey
     from service.store.series_io import load_one
 
     settings = STATE.settings()
@@ -121,9 +126,12 @@ def investigate_cmd(
     if format is TextOrJson.json:
         typer.echo(json.dumps(found[0] if kernel else found, indent=1))
         return
+    # Platform-wide, the movers come first (most significant first) and the kernels that did not
+    # move share one line: a hundred "Noise" blocks would bury the two that matter.
+    quiet = [o["kernel"] for o in found if o["first_bad"] is None] if kernel is None else []
     blocks = []
     with store.session() as session:
-        for obj in found:
+        for obj in found if kernel is not None else [o for o in found if o["first_bad"] is not None]:
             spark = ""
             loaded = load_one(session, SeriesKey(obj["source"], obj["platform_short"], obj["kernel"], obj["metric"]))
             if loaded is not None:
@@ -131,12 +139,15 @@ def investigate_cmd(
                        and abs((p.date.date() - q.day).days) <= window_days]
                 spark = f"{pts[0].date:%m-%d} {_spark([p.value for p in pts])} {pts[-1].date:%m-%d}" if pts else ""
             blocks.append(_describe(obj, spark))
+    if quiet:
+        blocks.append(f"{len(quiet)} of {len(found)} kernels on {platform} ({source}) show no persistent step "
+                      f"within ±{window_days} nightlies of {q.day}: {', '.join(sorted(quiet))}")
     typer.echo("\n\n".join(blocks))
 
 
 @handles_errors
 def alerts_cmd(
-    status: str = typer.Option("open", "--status", help=", ".join(STATUSES)),
+    status: str = typer.Option(AlertStatus.OPEN.value, "--status", help=", ".join(STATUSES)),
     platform: Optional[str] = typer.Option(None, "--platform", help="platform_short, e.g. b200"),
     cause: Optional[str] = typer.Option(None, "--cause", help=", ".join(CAUSES)),
     source: Optional[str] = typer.Option(None, "--source", help=", ".join(SOURCES)),
@@ -150,8 +161,6 @@ def alerts_cmd(
     Like the web queue, the table leaves out real improvements and retracted moves unless asked
     (`--everything`, or `--cause real` for improvements) and says how many it left out."""
     from service.cli.table import render
-    from service.store import choices
-    from service.store.alert_reads import list_alerts
 
     check_choice("--kind", kind, KINDS)
     check_choice("--status", status, STATUSES)
@@ -163,12 +172,23 @@ def alerts_cmd(
     if groups:
         _groups(status, platform, cause, source, format)
         return
-    with STATE.store().session() as session:
-        check_choice("--platform", platform, choices.platforms(session, source))
-        rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    if format is OutputFormat.json:  # the JSON contract (`/api/alerts`): the ORM reads build it
+        from service.store import choices
+        from service.store.alert_reads import list_alerts
+
+        with STATE.store().session() as session:
+            check_choice("--platform", platform, choices.platforms(session, source))
+            rows = list_alerts(session, status=status, platform=platform, cause=cause, source=source)
+    else:  # the table a person waits for: SQLAlchemy Core, no mapped classes (store/light_reads.py)
+        from service.store import light_reads
+
+        with STATE.store().engine.connect() as conn:
+            check_choice("--platform", platform, light_reads.platforms(conn, source))
+            rows = light_reads.alert_rows(conn, status=status, platform=platform, cause=cause, source=source)
     hidden = 0
     if not everything:
-        keep = [a for a in rows if _label(a) != "retracted" and (cause == "real" or _label(a) != "improvement")]
+        keep = [a for a in rows if _label(a) != MoveState.RETRACTED
+                and (cause == Cause.REAL or _label(a) != Direction.IMPROVEMENT)]
         hidden, rows = len(rows) - len(keep), keep
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))
@@ -192,10 +212,10 @@ def alerts_cmd(
 def _label(a: dict) -> str:
     """The cause column as the web and Slack read it: a real move for the better is an
     improvement, a retracted move says so."""
-    if a["state"] == "retracted":
-        return "retracted"
-    if a["cause"] == "real" and a.get("direction") == "improvement":
-        return "improvement"
+    if a["state"] == MoveState.RETRACTED:
+        return MoveState.RETRACTED.value
+    if a["cause"] == Cause.REAL and a.get("direction") == Direction.IMPROVEMENT:
+        return Direction.IMPROVEMENT.value
     return a["cause"]
 
 
@@ -231,11 +251,13 @@ def _groups(status: str, platform: str | None, cause: str | None, source: str | 
 def _health_alerts(status: str, platform: str | None, cause: str | None, source: str | None,
                    format: OutputFormat) -> None:
     from service.cli.table import render
+    from service.store import choices
     from service.store.health_reads import list_health
 
     if cause is not None:
         raise BenchwatchError("--cause does not apply to --kind health (health alerts have no cause)")
     with STATE.store().session() as session:
+        check_choice("--platform", platform, choices.platforms(session, source))  # not an empty table
         rows = list_health(session, status=None if status == "all" else status, platform=platform, source=source)
     if format is OutputFormat.json:
         typer.echo(json.dumps(rows, indent=1))

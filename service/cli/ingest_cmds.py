@@ -1,7 +1,8 @@
 """`benchwatch db upgrade`, `ingest` and `status`.
 
 Heavy modules (httpx, SQLAlchemy) are imported inside the commands: the CLI's
-start-up pays only for typer (see tests/test_cli_startup.py).
+start-up pays only for typer (tests/test_cli_edges.py keeps it so). `status` reads through
+`store/light_reads.py` (SQLAlchemy Core, no mapped classes): a person types it and waits.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Optional
 import typer
 
 from service.cli.context import STATE, CommandsGroup, handles_errors
+from service.domain import Source
 from service.errors import BenchwatchError
 
 db_app = typer.Typer(cls=CommandsGroup, help="Database schema commands.", no_args_is_help=True,
@@ -52,7 +54,7 @@ def ingest(
         dashboard, pretuned = settings.sources.dashboard, settings.sources.pretuned
     store = STATE.store()
     first: BenchwatchError | None = None
-    for source, location in (("dashboard", dashboard), ("pretuned", pretuned)):
+    for source, location in ((Source.DASHBOARD, dashboard), (Source.PRETUNED, pretuned)):
         if not location:
             continue
         try:
@@ -70,11 +72,10 @@ def status(
 ) -> None:
     """Counts of what is stored and when each source was last ingested."""
     from service.cli.table import render
-    from service.store.status import store_status
+    from service.store.light_reads import store_status  # Core only: no mapped classes to import
 
-    store = STATE.store()
-    with store.session() as session:
-        counts = store_status(session)
+    with STATE.store().engine.connect() as conn:
+        counts = store_status(conn)
     if format is OutputFormat.json:
         typer.echo(json.dumps(counts, sort_keys=True))
         return

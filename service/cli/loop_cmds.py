@@ -15,7 +15,7 @@ import typer
 
 from service.cli.context import STATE, check_choice, handles_errors
 from service.errors import BenchwatchError
-from service.records import CAUSES
+from service.domain import CAUSES
 
 
 def _who(by: str | None) -> str:

@@ -2,7 +2,8 @@
 
 The command modules import only typer at the top; what a command needs (SQLAlchemy, numpy and
 ruptures, httpx, Slack, APScheduler, FastAPI) is imported when it runs, so `--help` and the quick
-commands people type (`alerts`, `status`) start fast. tests/test_cli_startup.py keeps it so.
+commands people type (`alerts`, `status`) start fast; those two read through SQLAlchemy Core
+(service/store/light_reads.py), not the mapped classes. tests/test_cli_edges.py keeps it so.
 """
 
 from __future__ import annotations

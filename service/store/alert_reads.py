@@ -1,4 +1,5 @@
-"""Alerts and groups as the JSON objects scripts see (`alerts --format json`, `/api/alerts`).
+"""Alerts as the JSON objects scripts see (`alerts --format json`, `/api/alerts`). A group's JSON
+is its `GroupView` (service/notify/view.py: `/api/groups`, `alerts --groups`), not built here.
 
 One builder for both the CLI and the web API so the two can never drift; the field set is the
 contract in docs (investigate fields + id, group_id, state, status, created_at, history,
@@ -18,7 +19,7 @@ from service.domain import CAUSES, SOURCES, STATUSES, AlertStatus
 from service.domain import group_cause as effective_cause  # noqa: F401 - old name, still imported by notify/web
 from service.records import RankedCommit, RunRef
 from service.store.db import chunks
-from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
+from service.store.tables import Alert, AlertHistory, Run, Series, Track
 
 def iso(dt: datetime | None) -> str | None:
     """ISO-8601 UTC with Z (store datetimes are naive UTC)."""
@@ -226,35 +227,4 @@ def human_decisions(session: Session, alert_ids: list[int] | None = None) -> dic
     out: dict[int, int] = {}
     for chunk in chunks(alert_ids, 500):
         out.update({a: h for a, h in session.execute(stmt.where(AlertHistory.alert_id.in_(chunk)))})
-    return out
-
-
-def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True) -> dict[str, Any]:
-    """A group: its verdict, its run, child groups (cross-platform parent) and member alerts."""
-    run = session.get(Run, group.first_bad_run_pk)
-    end = session.get(Run, group.end_run_pk) if group.end_run_pk is not None else None
-    members = load_alerts(session, Alert.group_id == group.id)
-    children = session.scalars(
-        select(AlertGroup).where(AlertGroup.parent_id == group.id).order_by(AlertGroup.id)
-    ).all()
-    out: dict[str, Any] = {
-        "id": group.id,
-        "parent_id": group.parent_id,
-        "source": group.source,
-        "platform_short": group.platform_short,
-        "first_bad": _run_obj(run, None),
-        "cause": group.cause,
-        "kind": group.cause_kind or "",
-        "confidence": round(float(group.confidence), 3),
-        "evidence": list(group.evidence or []),
-        "state": group.state,
-        "end": _run_obj(end, None) if end is not None else None,
-        "revision": group.revision,
-        "created_at": iso(group.created_at),
-        "updated_at": iso(group.updated_at),
-        "child_group_ids": [c.id for c in children],
-        "alert_ids": [m.alert.id for m in members],
-    }
-    if with_alerts:
-        out["alerts"] = alerts_json(session, members)
     return out
