@@ -16,12 +16,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from service.records import HEADLINE
+from service.domain import HEADLINE, MoveState, group_cause
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from service.config import Settings
+    from service.notify.links import Links
+    from service.store.run_reads import RunStamp
     from service.store.tables import AlertGroup
 
 CLOSED = ("resolved", "dismissed")
@@ -232,36 +234,36 @@ def most_common_commit(alerts: list[dict], field_name: str) -> dict | None:
 # --- the store read -------------------------------------------------------------------------
 
 
-def member_alerts(session: Session, group: AlertGroup):
-    from sqlalchemy import select
-
+def member_alerts(session: Session, group: AlertGroup, children: tuple[int, ...] | None = None):
+    """The group's alerts and its child groups' (a cross-platform parent holds none itself)."""
     from service.store.alert_reads import load_alerts
-    from service.store.tables import Alert, AlertGroup as Group
+    from service.store.group_reads import child_group_ids
+    from service.store.tables import Alert
 
-    ids = [group.id] + list(session.scalars(select(Group.id).where(Group.parent_id == group.id)))
-    return load_alerts(session, Alert.group_id.in_(ids))
+    if children is None:
+        children = child_group_ids(session, group.id)
+    return load_alerts(session, Alert.group_id.in_((group.id, *children)))
 
 
 def group_view(session: Session, group: AlertGroup, settings: Settings | None = None) -> GroupView:
     """Read one move group (a cross-platform parent shows its platforms' alerts)."""
-    from sqlalchemy import select
-
     from service.config import Settings
     from service.notify.authors import author_of
     from service.notify.links import Links
     from service.notify.words import metric_words
-    from service.store.alert_reads import alerts_json, effective_cause, human_decisions
-    from service.store.tables import AlertGroup as Group, Run
+    from service.store.alert_reads import alerts_json, human_decisions
+    from service.store.group_reads import child_group_ids
+    from service.store.run_reads import runs_by_pk
 
     settings = settings or Settings()
     links = Links(settings.helion.github_url)
-    alerts = alerts_json(session, member_alerts(session, group))
-    live = [a for a in alerts if a["state"] != "retracted"] or alerts
+    children = child_group_ids(session, group.id)
+    alerts = alerts_json(session, member_alerts(session, group, children))
+    live = [a for a in alerts if a["state"] != MoveState.RETRACTED] or alerts
     live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))
-    cause, by_human = effective_cause(group.cause, alerts, human_decisions(session, [a["id"] for a in alerts]))
-    run = session.get(Run, group.first_bad_run_pk)
-    end = session.get(Run, group.end_run_pk) if group.end_run_pk else None
-    children = tuple(session.scalars(select(Group.id).where(Group.parent_id == group.id).order_by(Group.id)))
+    cause, by_human = group_cause(group.cause, alerts, human_decisions(session, [a["id"] for a in alerts]))
+    runs = runs_by_pk(session, (group.first_bad_run_pk, group.end_run_pk))
+    run, end = runs[group.first_bad_run_pk], runs.get(group.end_run_pk) if group.end_run_pk else None
     lead = live[0] if live else None
 
     commit = None
@@ -292,10 +294,10 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
         confidence=float(group.confidence),
         state=group.state,
         revision=group.revision,
-        first_bad=RunAt(run.run_id, run.full_sha[:8], run.full_sha, _iso(run.date), links.run(run.run_id)),
+        first_bad=_run_at(run, links),
         first_bad_date=run.date,
         last_good=last_good,
-        end=RunAt(end.run_id, end.full_sha[:8], end.full_sha, _iso(end.date), links.run(end.run_id)) if end else None,
+        end=_run_at(end, links) if end else None,
         kernels=kernel_rows(live, metric_words),
         commit=commit,
         compare_url=links.compare(last_good.full_sha, lead["first_bad"]["full_sha"]) if lead else None,
@@ -315,17 +317,10 @@ def list_group_views(session: Session, settings: Settings | None = None, *, stat
                      source: str | None = None) -> list[GroupView]:
     """Top-level move groups, newest first-bad first (`alerts --groups`): filtered on the
     group's status (as the queue reads it), platform, effective cause and source."""
-    from sqlalchemy import select
+    from service.store.group_reads import top_move_groups
 
-    from service.store.tables import AlertGroup as Group, Run
-
-    q = (select(Group).join(Run, Run.id == Group.first_bad_run_pk)
-         .where(Group.parent_id.is_(None), Group.kind == "move")
-         .order_by(Run.date.desc(), Group.id.desc()))
-    if source is not None:
-        q = q.where(Group.source == source)
     out = []
-    for group in session.scalars(q):
+    for group in top_move_groups(session, source):
         view = group_view(session, group, settings)
         if status not in (None, "all") and view.status != status:
             continue
@@ -337,10 +332,10 @@ def list_group_views(session: Session, settings: Settings | None = None, *, stat
     return out
 
 
-def _iso(dt: datetime) -> str:
+def _run_at(run: RunStamp, links: Links) -> RunAt:
     from service.store.alert_reads import iso
 
-    return iso(dt) or ""
+    return RunAt(run.run_id, run.full_sha[:8], run.full_sha, iso(run.date) or "", links.run(run.run_id))
 
 
 def _sentences(evidence: list[dict]) -> tuple[str, ...]:

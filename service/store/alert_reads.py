@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
 from service.domain import CAUSES, SOURCES, STATUSES, AlertStatus
-from service.domain import group_cause as effective_cause  # noqa: F401 - old name, still imported by notify/web
 from service.records import RankedCommit, RunRef
 from service.store.db import chunks
+from service.store.group_reads import child_group_ids
 from service.store.tables import Alert, AlertGroup, AlertHistory, Run, Series, Track
 
 def iso(dt: datetime | None) -> str | None:
@@ -234,9 +234,7 @@ def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True)
     run = session.get(Run, group.first_bad_run_pk)
     end = session.get(Run, group.end_run_pk) if group.end_run_pk is not None else None
     members = load_alerts(session, Alert.group_id == group.id)
-    children = session.scalars(
-        select(AlertGroup).where(AlertGroup.parent_id == group.id).order_by(AlertGroup.id)
-    ).all()
+    children = child_group_ids(session, group.id)
     out: dict[str, Any] = {
         "id": group.id,
         "parent_id": group.parent_id,
@@ -252,7 +250,7 @@ def group_json(session: Session, group: AlertGroup, *, with_alerts: bool = True)
         "revision": group.revision,
         "created_at": iso(group.created_at),
         "updated_at": iso(group.updated_at),
-        "child_group_ids": [c.id for c in children],
+        "child_group_ids": list(children),
         "alert_ids": [m.alert.id for m in members],
     }
     if with_alerts:
