@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from service.domain import HEADLINE, MoveState, group_cause
+from service.domain import ACTIVE_STATUSES, HEADLINE, LATENCY, AlertStatus, Cause, Direction, MoveState, group_cause
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from service.store.run_reads import RunStamp
     from service.store.tables import AlertGroup
 
-CLOSED = ("resolved", "dismissed")
-LATENCY = "helion_latency_avg_ms"
+CLOSED = frozenset(AlertStatus) - ACTIVE_STATUSES  # resolved or dismissed: nobody's work any more
 # audit actions a person takes that the group page and Slack show
 HUMAN_ACTIONS = ("acknowledged", "assigned", "resolved", "dismissed", "reopened", "reclassified", "note")
 
@@ -66,7 +65,7 @@ class KernelRow:
     speedup_pct: float | None  # the headline metric's change
     latency_pct: float | None
     other: tuple[tuple[str, float], ...]  # (metric words, change %) of the other moved metrics
-    direction: str  # of the lead alert: regression | improvement
+    direction: str  # of the lead alert (a Direction)
     status: str  # the least settled member status (open < acknowledged < resolved/dismissed)
     true_speedup: float | None
     true_speedup_reason: str
@@ -133,10 +132,15 @@ class GroupView:
         return group_status([s for s, _ in self.statuses])
 
     @property
+    def withdrawn(self) -> bool:
+        """Retracted by the detector or called noise (by it or on-call): it reads "Retracted",
+        with no commit, evidence or work to show."""
+        return self.state == MoveState.RETRACTED or self.cause == Cause.NOISE
+
+    @property
     def postable(self) -> bool:
         """Worth a Slack message: something moved, it is not noise, and someone still has work."""
-        return bool(self.alerts) and self.state != "retracted" and self.cause != "noise" \
-            and not self.all_closed
+        return bool(self.alerts) and not self.withdrawn and not self.all_closed
 
     def to_json(self) -> dict[str, Any]:
         """The view as scripts see it (`alerts --groups --format json`, `/api/groups/{id}`)."""
@@ -165,17 +169,17 @@ class GroupView:
 def group_status(statuses) -> str:
     """Open while any member is open; then acknowledged; dismissed only when all are."""
     s = set(statuses)
-    if not s or "open" in s:
-        return "open"
-    if "acknowledged" in s:
-        return "acknowledged"
-    if s == {"dismissed"}:
-        return "dismissed"
-    return "resolved"
+    if not s or AlertStatus.OPEN in s:
+        return AlertStatus.OPEN.value
+    if AlertStatus.ACKNOWLEDGED in s:
+        return AlertStatus.ACKNOWLEDGED.value
+    if s == {AlertStatus.DISMISSED}:
+        return AlertStatus.DISMISSED.value
+    return AlertStatus.RESOLVED.value
 
 
 def _status_rank(status: str) -> int:
-    return {"open": 0, "acknowledged": 1}.get(status, 2)
+    return {AlertStatus.OPEN: 0, AlertStatus.ACKNOWLEDGED: 1}.get(status, 2)
 
 
 def kernel_rows(alerts: list[dict], metric_words) -> tuple[KernelRow, ...]:
@@ -194,7 +198,7 @@ def kernel_rows(alerts: list[dict], metric_words) -> tuple[KernelRow, ...]:
         honest = next((a for a in mine if a.get("true_speedup") is not None), None)
         rows.append(KernelRow(
             platform, kernel, lead["id"], tuple(a["id"] for a in mine), speed, lat, other,
-            lead.get("direction") or "regression",
+            lead.get("direction") or Direction.REGRESSION.value,
             min((a["status"] for a in mine), key=_status_rank),
             honest["true_speedup"] if honest else None,
             (honest.get("true_speedup_reason") or "") if honest else "",
@@ -267,8 +271,8 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
     lead = live[0] if live else None
 
     commit = None
-    pick = (("culprit", "culprit"),) if cause == "real" else (("change_commit", "change"),) \
-        if cause in ("method_change", "hardware") else ()
+    pick = (("culprit", "culprit"),) if cause == Cause.REAL else (("change_commit", "change"),) \
+        if cause in (Cause.METHOD_CHANGE, Cause.HARDWARE) else ()
     for field_name, role in pick:
         c = most_common_commit(live, field_name)
         if c:
@@ -312,7 +316,7 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
     )
 
 
-def list_group_views(session: Session, settings: Settings | None = None, *, status: str | None = "open",
+def list_group_views(session: Session, settings: Settings | None = None, *, status: str | None = AlertStatus.OPEN.value,
                      platform: str | None = None, cause: str | None = None,
                      source: str | None = None) -> list[GroupView]:
     """Top-level move groups, newest first-bad first (`alerts --groups`): filtered on the
