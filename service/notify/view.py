@@ -178,8 +178,11 @@ def group_status(statuses) -> str:
     return AlertStatus.RESOLVED.value
 
 
+_RANK = {AlertStatus.OPEN.value: 0, AlertStatus.ACKNOWLEDGED.value: 1}  # the rest (settled): 2
+
+
 def _status_rank(status: str) -> int:
-    return {AlertStatus.OPEN: 0, AlertStatus.ACKNOWLEDGED: 1}.get(status, 2)
+    return _RANK.get(status, 2)
 
 
 def kernel_rows(alerts: list[dict], metric_words) -> tuple[KernelRow, ...]:
@@ -316,9 +319,9 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
     )
 
 
-def list_group_views(session: Session, settings: Settings | None = None, *, status: str | None = AlertStatus.OPEN.value,
-                     platform: str | None = None, cause: str | None = None,
-                     source: str | None = None) -> list[GroupView]:
+def list_group_views(session: Session, settings: Settings | None = None, *,
+                     status: str | None = AlertStatus.OPEN.value, platform: str | None = None,
+                     cause: str | None = None, source: str | None = None) -> list[GroupView]:
     """Top-level move groups, newest first-bad first (`alerts --groups`): filtered on the
     group's status (as the queue reads it), platform, effective cause and source."""
     from service.store.group_reads import top_move_groups

@@ -256,7 +256,7 @@ async def series_page(
 ):
     """Cached like the alert pages (a new ingest drops it): the chart and the per-shape table
     of a big run cost a few hundred milliseconds, not to be paid on every request."""
-    source = _opt(source) or Source.DASHBOARD
+    source = _opt(source) or Source.DASHBOARD.value
     if source not in SOURCES:
         raise HTTPException(404, f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
     platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)

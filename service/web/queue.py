@@ -1,7 +1,7 @@
 """The queue's read model: one row per top-level alert group (or per alert with no group).
 
-Built from the narrow reads of store/queue_reads.py and cached until the data changes (a one-row "version"
-query: counts and newest ids/timestamps of alerts, groups and audit entries), so 20 on-call
+Built from the narrow reads of store/queue_reads.py and cached until the data changes (a one-row
+"version" query: counts and newest ids/timestamps of alerts, groups and audit entries), so 20 on-call
 browsers refreshing the queue cost a few milliseconds each; filtering and paging then run
 over the cached rows in memory.
 """
@@ -27,12 +27,16 @@ from service.store.run_reads import runs_by_pk
 
 # "active": open or acknowledged (the default view); "all": every status
 STATUS_FILTERS = ("active", *STATUSES, "all")
+# the words a row's badge can say besides a cause, as plain strings (a row's label is read thousands
+# of times per page; an enum member lookup costs several times a plain name's)
 HEALTH = GroupKind.HEALTH.value  # a nightly's health group: its label where a move's cause would be
+IMPROVEMENT, RETRACTED = Direction.IMPROVEMENT.value, MoveState.RETRACTED.value
+_REAL, _NOISE = Cause.REAL.value, Cause.NOISE.value
 # what the queue's cause filter offers: the causes, real improvements apart from real regressions
 # (nothing to fix), and health findings. A retracted move reads "Retracted" and sits under noise.
-QUEUE_CAUSES = (*CAUSES, Direction.IMPROVEMENT.value, HEALTH)
+QUEUE_CAUSES = (*CAUSES, IMPROVEMENT, HEALTH)
 # not on-call work: hidden from the default (active) view, shown under their filter or status=all
-NOT_WORK = (Direction.IMPROVEMENT.value, MoveState.RETRACTED.value)
+NOT_WORK = (IMPROVEMENT, RETRACTED)
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class Member:
     change_pct: float
     status: str
     cause: str  # effective: human verdict when there is one
-    direction: str = Direction.REGRESSION
+    direction: str = Direction.REGRESSION.value
 
 
 @dataclass(frozen=True)
@@ -69,16 +73,16 @@ class QueueRow:
     def label(self) -> str:
         """What the row's badge says, as Slack does: "retracted" once the move is withdrawn,
         "improvement" for a real move for the better, else the effective cause."""
-        if self.state == MoveState.RETRACTED:
-            return MoveState.RETRACTED.value
-        if self.cause == Cause.REAL and self.members and all(
-                m.direction == Direction.IMPROVEMENT for m in self.members):
-            return Direction.IMPROVEMENT.value
+        if self.state == RETRACTED:
+            return RETRACTED
+        if self.cause == _REAL and self.members and all(m.direction == IMPROVEMENT for m in self.members):
+            return IMPROVEMENT
         return self.cause
 
     @property
     def filter_cause(self) -> str:
-        return Cause.NOISE.value if self.label == MoveState.RETRACTED else self.label
+        label = self.label
+        return _NOISE if label == RETRACTED else label
 
     @property
     def link(self) -> str:
