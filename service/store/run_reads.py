@@ -45,4 +45,4 @@ def trend_nights(session: Session, source: str, lo: datetime | None = None,
         q = q.where(Run.date >= lo)
     if hi is not None:
         q = q.where(Run.date <= hi)
-    return [RunStamp(*r) for r in session.execute(q)]
+    return [RunStamp(*r) for r in session.connection().execute(q)]  # Core rows: a year of nights

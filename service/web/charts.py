@@ -11,7 +11,6 @@ the step can be judged against the noise it beat.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
@@ -53,9 +52,7 @@ def _points(
     session: Session, series_ids: list[int], runs: dict[int, tuple[str, str]]
 ) -> dict[int, list[tuple[str, float | None, str, bool]]]:
     """Values of several series at the given runs, in date order: (date, value, short sha, failed)."""
-    have: dict[int, dict[int, tuple[float | None, bool]]] = defaultdict(dict)
-    for p in point_values(session, series_ids, runs):
-        have[p.series_id][p.run_pk] = (p.value, p.failed)
+    have = point_values(session, series_ids, runs)
     order = sorted(runs, key=lambda pk: runs[pk][0])  # ISO strings sort as dates
     return {
         sid: [(runs[pk][0], *vals[pk][:1], runs[pk][1], vals[pk][1]) for pk in order if pk in vals]
