@@ -19,9 +19,9 @@ from pathlib import Path
 
 from service.config import load_settings
 from service.detect import DetectSettings, detect_series
-from service.schedule.detect_pass import SourceView, detect_pass
-from service.schedule.ingest_pass import ingest_source
-from service.schedule.investigate import Question, investigate
+from service.pipeline.detect_pass import SourceView, detect_pass
+from service.pipeline.ingest_pass import ingest_source
+from service.pipeline.investigate import Question, investigate
 from service.store.db import Store
 from tests.worlds import WorldSpec, generate_world
 

@@ -122,9 +122,9 @@ def _outages(session) -> list[dict]:
 def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
     from service.config import load_settings
     from service.errors import BenchwatchError
-    from service.schedule.detect_pass import detect_pass
-    from service.schedule.health_pass import health_pass
-    from service.schedule.ingest_pass import ingest_source
+    from service.pipeline.detect_pass import detect_pass
+    from service.pipeline.health_pass import health_pass
+    from service.pipeline.ingest_pass import ingest_source
     from service.store.alert_reads import list_alerts
     from service.store.db import Store
 
@@ -135,9 +135,12 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
     timings = {"cold_detect_s": None, "nightly_detect_s": []}
     last = len(world.nights) - 1
     for n in range(min(start, last), last + 1):
-        (workdir / "d.json").write_bytes(world.dashboard_bytes(n))
-        (workdir / "p.json").write_bytes(world.pretuned_bytes(n))
-        for source, name in (("dashboard", "d.json"), ("pretuned", "p.json")):
+        published = {"dashboard": world.dashboard_bytes(n), "pretuned": world.pretuned_bytes(n)}
+        for source, raw in published.items():
+            if raw is None:  # nothing published that night (the held-out worlds before the pretuned suite)
+                continue
+            name = f"{source}.json"
+            (workdir / name).write_bytes(raw)
             try:  # as run-once does: each source in its own guarded step
                 ingest_source(store, settings, source, str(workdir / name))
             except BenchwatchError as exc:
@@ -166,7 +169,9 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
 
 def anchors(world) -> dict[str, list[dict]]:
     last = len(world.nights) - 1
-    docs = {"dashboard": json.loads(world.dashboard_bytes(last)), "pretuned": json.loads(world.pretuned_bytes(last))}
+    pretuned = world.pretuned_bytes(last)
+    docs = {"dashboard": json.loads(world.dashboard_bytes(last)),
+            "pretuned": json.loads(pretuned) if pretuned is not None else {"summary": []}}
     return {
         "naive": naive_procedure(docs, world.repo, world.night_of),
         "hud_0.85": hud_rule(docs, world.night_of, 0.85),

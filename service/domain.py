@@ -145,8 +145,9 @@ class Metric:
     lists, casts the kernel's vote in a group); ``comparator``: Triton's or torch.compile's own
     speedup, evidence about the baselines, never a move of Helion; ``words``: how it reads after
     a kernel name ("" for the headline, the default reading); ``baseline``: the pretuned baseline
-    a ``baseline:<x>:geomean`` metric measures against; ``unit``: what a chart's axis says ("×" a
-    speedup, "ms", "s", "" a count or flag)."""
+    a ``baseline:<x>:geomean`` metric measures against; ``alerts``: a move of it is an alert of its
+    own (False: evidence read beside a kernel's other moves, or a fact about a run); ``unit``: what
+    a chart's axis says ("×" a speedup, "ms", "s", "" a count or flag)."""
 
     name: str
     kind: MetricKind
@@ -155,6 +156,7 @@ class Metric:
     headline: bool = False
     comparator: bool = False
     baseline: str | None = None
+    alerts: bool = True
     unit: str = ""
 
     @property
@@ -169,16 +171,19 @@ class Metric:
 _D, _P = Source.DASHBOARD, Source.PRETUNED
 CATALOGUE: dict[str, Metric] = {m.name: m for m in (
     Metric("helion_speedup_geomean", MetricKind.SPEEDUP, _D, "", headline=True, unit="×"),
-    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True, unit="×"),
-    Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True,
+    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True, alerts=False,
            unit="×"),
+    Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True,
+           alerts=False, unit="×"),
     Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency", unit="ms"),
-    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", unit="s"),
+    # how long Helion takes to compile and autotune: noisy night to night, and what it tells (a
+    # capped autotune compiles much faster) is read beside the kernel's speed, not alerted alone
+    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False, unit="s"),
     Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True, unit="×"),
     Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup", unit="×"),
-    Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins"),
-    Metric("total", MetricKind.COUNT, _P, "total"),
-    Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph"),
+    Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins", alerts=False),
+    Metric("total", MetricKind.COUNT, _P, "total", alerts=False),
+    Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph", alerts=False),
 )}
 
 _BASELINE_PREFIX, _BASELINE_SUFFIX = "baseline:", ":geomean"

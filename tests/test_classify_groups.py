@@ -42,3 +42,19 @@ def test_retracted_moves_and_sources_are_kept_apart():
     groups = group_moves([gone, move(kernel="b"), pre])
     assert len(groups) == 2 and all(gone not in g.moves for g in groups)
     assert {g.source for g in groups} == {"dashboard", "pretuned"}
+
+
+def test_a_part_splits_a_platform_nightly_without_making_a_parent():
+    """Kernels whose own measurement changed are an event apart from those that moved beside them."""
+    shaped = [move(kernel="welford"), move("helion_latency_avg_ms", 0.1, 0.2, kernel="welford"), move(kernel="gdn")]
+    others = [move(kernel="layer_norm-bwd"), move(kernel="rms_norm-bwd")]
+    part = lambda m: "own_method" if m.key.kernel in {"welford", "gdn"} else ""  # noqa: E731
+    groups = group_moves(shaped + others, part)
+    assert [(g.platform_short, g.part) for g in groups] == [("b200", ""), ("b200", "own_method")]
+    assert set(groups[0].moves) == set(others) and set(groups[1].moves) == set(shaped)
+    # with another platform, the parent holds every part of every platform
+    h = move(kernel="x", platform="h100")
+    groups = group_moves(shaped + others + [h], part)
+    assert [(g.platform_short, g.part) for g in groups] == [("b200", ""), ("b200", "own_method"), ("h100", ""),
+                                                          (None, "")]
+    assert groups[-1].children == tuple(groups[:3])

@@ -12,7 +12,7 @@ import pytest
 from service.config import load_settings
 from service.culprit.facts import repo_fact_changes
 from service.records import Move, RunRef, SeriesKey
-from service.schedule.detect_pass import Stages
+from service.pipeline.detect_pass import Stages
 
 
 def _git(repo: Path, *args: str) -> str:

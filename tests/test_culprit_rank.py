@@ -199,7 +199,7 @@ def test_scores_are_bounded_and_ties_go_newest_first(history, rules):
         assert all(0.0 <= r.score <= 1.0 for r in ranked)
         assert all(r.reasons for r in ranked if r.score > 0)
         for a, b in zip(ranked, ranked[1:]):
-            assert (a.score, a.date) >= (b.score, b.date)
+            assert a.score >= b.score
     t = datetime(2026, 2, 1, tzinfo=timezone.utc)
     twins = [
         CommitInfo(f"{i}" * 8, f"{i}" * 40, "Fix indexing", t + timedelta(hours=i), ("helion/_compiler/indexing_strategy.py",))
@@ -207,6 +207,29 @@ def test_scores_are_bounded_and_ties_go_newest_first(history, rules):
     ]
     ranked = rank_commits(CommitWindow(twins[0].full_sha, twins[-1].full_sha, tuple(twins)), "h100", (), rules)
     assert [r.full_sha for r in ranked] == [c.full_sha for c in reversed(twins)]
+
+
+def test_more_evidence_ranks_first_even_where_both_scores_read_one(rules):
+    """Both commits reach the cap; the one that also names the moved kernel is checked first,
+    though the other is newer."""
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    files = ("helion/_compiler/cute/reduce.py", "helion/_compiler/reduction_strategy.py")
+    named = CommitInfo("a" * 8, "a" * 40, "[cute] faster rms_norm on sm100", t, files)
+    family = CommitInfo("b" * 8, "b" * 40, "[cute] faster reductions on sm100", t + timedelta(hours=1), files)
+    ranked = rank_commits(CommitWindow(named.full_sha, family.full_sha, (named, family)), "b200_cute",
+                          ("rms_norm",), rules)
+    assert [r.score for r in ranked] == [1.0, 1.0]
+    assert [r.full_sha for r in ranked] == [named.full_sha, family.full_sha]
+
+
+def test_a_subject_that_says_nothing_runs_changed_is_discounted(history, rules):
+    """A real lint/type-checker fix in compiler code ranks below a plain compiler change."""
+    lint = _by_sha(history, "646b0e4ac4")  # [CI] Fix Pyrefly lint error in template_buffer.py
+    plain = CommitInfo("c" * 8, "c" * 40, "Fix template buffer codegen", lint.date - timedelta(hours=1), lint.files)
+    ranked = rank_commits(CommitWindow(plain.full_sha, lint.full_sha, (plain, lint)), "h100", ("gemm",), rules)
+    assert [r.full_sha for r in ranked] == [plain.full_sha, lint.full_sha]
+    assert ranked[1].score < ranked[0].score
+    assert any("nothing that runs changed" in why for why in ranked[1].reasons)
 
 
 def test_default_rules_are_loaded_when_none_given(history):

@@ -214,3 +214,19 @@ def test_a_lone_bad_last_night_waits_for_a_second_by_default():
     x[-2:] *= 0.85
     (m,) = detect_series(make_series(x), S)
     assert m.state == "provisional" and m.nights_after == 2
+
+
+def test_a_step_after_two_nightlies_starts_on_the_third():
+    """A young series (two nightlies, then a step): the first bad nightly is the third, not the fourth."""
+    import numpy as np
+
+    from service.detect.core import change_points
+    from service.detect.settings import DetectSettings
+
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        x = np.r_[1.0 + rng.normal(0, 0.01, 2), 0.8 + rng.normal(0, 0.01, 12)]
+        assert change_points(x, DetectSettings(), log=True) == [2]
+    # a step after three nightlies stays where it is
+    x = np.r_[1.0 + rng.normal(0, 0.01, 3), 0.8 + rng.normal(0, 0.01, 12)]
+    assert change_points(x, DetectSettings(), log=True) == [3]

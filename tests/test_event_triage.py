@@ -121,6 +121,10 @@ CASES = {
     # a runner change for this platform settles it, whatever else votes
     "runner": (event([k(n, -8, 9) for n in ("a", "b", "c", "d")], ran=6, platform_facts=(RUNNER,),
                      top_candidate=commit(0.65)), "hardware", "runner"),
+    # a runner change in the window, but only two of seventeen kernels moved and only Helion's
+    # speedup: a new machine moves every kernel it runs, so the code commit is the better story
+    "runner beside a narrow move": (event([k(n, -9, 10) for n in ("jsd", "rms_norm-bwd")], ran=17,
+                                          platform_facts=(RUNNER,), top_candidate=commit(0.35)), "real", "code"),
     # most kernels of one platform, latency and baselines moving, other machines quiet, no commit to blame
     "thermal": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
                       ended=True, code_commits=0), "hardware", "thermal"),
@@ -142,6 +146,14 @@ CASES = {
                        top_candidate=commit(0.45)), "method_change", "autotune"),
     "shapes": (event([k("rope", 15, -20, (14, 15), shapes=True)], top_candidate=commit(0.5)),
                "method_change", "shapes"),
+    # one kernel, only its cudagraph timer moved, and nothing in the window says how its
+    # measurement changed: a flaky measurement, not a method change to re-baseline
+    "one timer of one kernel, unexplained": (event([k("softmax", -9, 0)], top_candidate=commit(0.1)),
+                                             "noise", "outlier"),
+    # the same with a harness commit in the window: that is where a person looks, a method change
+    "one timer of one kernel, harness commit": (event([k("softmax", -9, 0)], top_candidate=commit(0.1),
+                                                      harness_commit=commit(0.5, "[benchmark] timer")),
+                                                "method_change", "timer"),
 }
 
 

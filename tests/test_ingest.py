@@ -254,3 +254,24 @@ def test_pretuned_errors_baselines_and_cudagraph(cli, world, tmp_path, db_url):
     assert {"geomean", "best_speedup", "helion_wins", "total"} <= metrics
     names = {n for item in doc["summary"] for h in item["history"] for n in (h.get("baselines") or {})}
     assert {f"baseline:{b}:geomean" for b in names} <= metrics
+
+
+def test_the_real_builders_empty_pretuned_document_is_accepted(cli, tmp_path, helion_clone):
+    """Before the pretuned suite's first nightly, Helion's own builder publishes a document with
+    ``generated_at: ""`` and ``latest_run: {}``: nothing in it, and nothing wrong with it."""
+    import importlib.util
+    import subprocess
+
+    src = subprocess.run(["git", "-C", str(helion_clone), "show",
+                          "main:.github/dashboard/build_pretuned_dashboard_data.py"],
+                         check=True, capture_output=True).stdout
+    mod_path = tmp_path / "_builder.py"
+    mod_path.write_bytes(src)  # a temporary checkout of the real builder, imported at test time
+    spec = importlib.util.spec_from_file_location("_real_pretuned_builder", mod_path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    empty = mod.build_dashboard_data(str(tmp_path / "cache"), [], existing_data=None)
+    assert empty["generated_at"] == "" and empty["latest_run"] == {} and empty["summary"] == []
+    res = cli("ingest", "--pretuned", _write(tmp_path, "p.json", empty))
+    assert res.exit_code == 0, res.output
+    assert _status(cli)["runs_pretuned"] == 0

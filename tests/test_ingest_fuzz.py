@@ -9,7 +9,7 @@ from pathlib import Path
 
 from service.config import Settings
 from service.errors import BenchwatchError
-from service.schedule.ingest_pass import ingest_source
+from service.pipeline.ingest_pass import ingest_source
 from tests import upstream_docs as docs
 from tests.ingest_counts import TABLES, ingest_row_counts
 

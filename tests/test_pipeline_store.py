@@ -18,7 +18,7 @@ from service.store.alerts_writer import (
     upsert_alert,
     upsert_group,
 )
-from service.schedule.detect_pass import SourceView
+from service.pipeline.detect_pass import SourceView
 from service.store.series_io import (
     load_one,
     mark_detected,
@@ -205,6 +205,23 @@ def test_group_revision_bumps_only_on_visible_change(store, world):
         s.get(Alert, a.alert_id).group_id = None
         assert retire_empty_groups(s, [gid], NOW) == [gid]
         assert s.get(AlertGroup, gid).state == "retracted"
+
+
+def test_two_parts_of_one_platform_nightly_are_two_groups(store, world):
+    """The kernels a kernel-scoped fact explains and the others of that nightly: two groups, each
+    found again by its own key on the next pass."""
+    ordn, r = _ordinal(world), world["runs"]
+    with store.session() as s:
+        a = upsert_alert(s, _with(_move(store, world, 9, 10), _cls()), ordn, NOW)
+        plain = GroupRecord("pretuned", r[10], "b200", "real", 0.8, (), "provisional", (a.alert_id,))
+        own = GroupRecord("pretuned", r[10], "b200", "method_change", 0.8, (), "provisional", (), part="own_method")
+        g1, _ = upsert_group(s, plain, NOW)
+        g2, _ = upsert_group(s, own, NOW)
+        ids = (g1.id, g2.id)
+    with store.session() as s:
+        again = (upsert_group(s, plain, NOW)[0].id, upsert_group(s, own, NOW)[0].id)
+        causes = [s.get(AlertGroup, i).cause for i in ids]
+    assert ids[0] != ids[1] and again == ids and causes == ["real", "method_change"]
 
 
 def test_group_whose_members_all_reverted_is_retracted(store, world):

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from service.schedule import ingest_pass
+from service.pipeline import ingest_pass
 from service.schedule.run_once import run_once
 from service.store.status import store_status
 from tests import upstream_docs as docs

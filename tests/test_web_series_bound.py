@@ -7,7 +7,7 @@ import json
 from fastapi.testclient import TestClient
 
 from service.config import Settings
-from service.schedule.ingest_pass import ingest_source
+from service.pipeline.ingest_pass import ingest_source
 from service.web.app import create_app
 from service.web.charts import MAX_SHAPES_SHOWN
 from tests import upstream_docs as docs

@@ -15,6 +15,7 @@ from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
     GLOBAL_METHOD_FACTS,
     KERNEL_METHOD_FACTS,
+    METHOD_MECHANISMS,
     EventInput,
     Thresholds,
     kind_of,
@@ -60,6 +61,9 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     cause = ex.cause
     if pooled:
         cause = max(pooled, key=lambda c: (pooled[c], -list(pooled).index(c)))
+    unexplained = cause == "method_change" and not pooled and _unexplained_lone(obs)
+    if unexplained:
+        cause = "noise"
     kind = kind_of(cause, obs, ev)
     lean = {name: (c, m) for name, c, m in ex.leaning}
     evidence = []
@@ -67,6 +71,9 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     scores = pooled or ex.scores
     where = "on every platform that shares the change" if pooled else "best"
     head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
+    if unexplained:
+        head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel's timers disagree and nothing in the window changes "
+                "how it is measured, so no cause explains it")
     if decisive is not None:
         head += f"; decisive: {decisive.detail}"
     evidence.append(Evidence("event", cause, head, {
@@ -83,6 +90,14 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
         culprit = ev.top_candidate  # the best lead a person has, with its score and reasons
     change = _change_fact(cause, ev)
     return EventVerdict(cause, kind, ex.confidence, tuple(evidence), ex, culprit, change, ev.ended)
+
+
+def _unexplained_lone(obs: list) -> bool:
+    """One kernel moved, and what favours a method change is only its timers disagreeing: no
+    fact, commit, attribute or compile time says how its measurement changed. A person calls
+    that a flaky measurement to watch, not a method change to re-baseline."""
+    by = {o.name: o.value for o in obs}
+    return by.get("breadth") == "single" and not any((o.name, o.value) in METHOD_MECHANISMS for o in obs)
 
 
 def _change_fact(cause: str, ev: EventInput) -> FactChange | None:

@@ -24,6 +24,12 @@ KERNEL_METHOD_FACTS = frozenset({
 # facts about how every kernel of the platform is measured
 GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
 PLATFORM_FACTS = frozenset({"runner_label", "toolchain"})
+# observation values that name a way the measurement changed (as opposed to timers disagreeing)
+METHOD_MECHANISMS = frozenset({
+    ("kernel_method", "all"), ("kernel_method", "some"), ("global_method", "present"),
+    ("harness_commit", "present"), ("attributes", "method"), ("shapes", "changed"), ("compile", "dropped"),
+    ("compile", "rose"), ("comparators", "with_helion"), ("per_baseline", "headline_only"),
+})
 METHOD_ATTRIBUTES = frozenset({"baseline_label", "cudagraph", "baselines"})
 HARDWARE_ATTRIBUTES = frozenset({"platform", "compute"})
 
@@ -40,7 +46,7 @@ class Thresholds:
     most_min_kernels: int = 3  # ... and at least this many kernels
     strong_culprit: float = 0.6
     weak_culprit: float = 0.4
-    report_culprit: float = 0.2  # a real event names its best commit from this score on
+    report_culprit: float = 0.05  # a real event names its best commit from this score on
 
 
 @dataclass(frozen=True)
@@ -190,10 +196,12 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
 
     runner = [f for f in ev.platform_facts if f.kind == "runner_label"]
     tool = [f for f in ev.platform_facts if f.kind == "toolchain"]
+    # a new machine or image moves every kernel it runs: beside a narrow move it explains little
+    narrow = "" if breadth == "most" else "_narrow"
     if runner:
-        obs.append(Observation("platform_change", "runner", runner[0].detail, _fact_json(runner[0])))
+        obs.append(Observation("platform_change", "runner" + narrow, runner[0].detail, _fact_json(runner[0])))
     elif tool:
-        obs.append(Observation("platform_change", "toolchain", tool[0].detail, _fact_json(tool[0])))
+        obs.append(Observation("platform_change", "toolchain" + narrow, tool[0].detail, _fact_json(tool[0])))
     else:
         obs.append(Observation("platform_change", "none", f"no runner or image change for {ev.platform} in the window"))
 

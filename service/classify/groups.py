@@ -1,4 +1,4 @@
-"""Groups of moves that stepped on the same nightly: the events `service/schedule/events.py` explains.
+"""Groups of moves that stepped on the same nightly: the events `service/pipeline/events.py` explains.
 
 Grouping (`group_moves`): every live move is grouped, whatever its metric, so each alert
 belongs to exactly one platform group; a person reads "b200 stepped on run X" once, with the
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Sequence
+from typing import Callable, Sequence
 
 from service.records import Move
 
@@ -26,6 +26,7 @@ class MoveGroup:
     platform_short: str | None  # None: the cross-platform parent
     first_bad_run_id: str
     children: tuple["MoveGroup", ...] = ()
+    part: str = ""  # which part of the platform nightly (see `group_moves`)
 
     @property
     def source(self) -> str:
@@ -67,11 +68,15 @@ def _clusters(moves: list[Move]) -> list[tuple[str, list[Move]]]:
     return out
 
 
-def group_moves(moves: Sequence[Move]) -> list[MoveGroup]:
+def group_moves(moves: Sequence[Move], part: Callable[[Move], str] | None = None) -> list[MoveGroup]:
     """Platform groups (and a parent per multi-platform nightly, after its children).
 
     The list is flat: for each nightly, its platform groups sorted by platform, then the
     parent (whose `children` are those same platform groups). Retracted moves are left out.
+    ``part`` splits a platform's nightly further: a fact scoped to some kernels (their inputs
+    or timing changed in the window) explains those kernels' moves and says nothing of the
+    others that stepped that night; kept together, the explained kernels would lend their cause
+    to the rest, so each part is an event (and a group) of its own.
     """
     live = [m for m in moves if m.state != "retracted"]
     by_source: dict[str, list[Move]] = defaultdict(list)
@@ -80,15 +85,15 @@ def group_moves(moves: Sequence[Move]) -> list[MoveGroup]:
     out: list[MoveGroup] = []
     for source in sorted(by_source):
         for anchor, members in _clusters(by_source[source]):
-            per_platform: dict[str, list[Move]] = defaultdict(list)
+            per_platform: dict[tuple[str, str], list[Move]] = defaultdict(list)
             for m in members:
-                per_platform[m.key.platform_short].append(m)
+                per_platform[(m.key.platform_short, part(m) if part else "")].append(m)
             children = tuple(
-                MoveGroup(tuple(sorted(ms, key=_sort_key)), plat, _first_bad(ms, anchor))
-                for plat, ms in sorted(per_platform.items())
+                MoveGroup(tuple(sorted(ms, key=_sort_key)), plat, _first_bad(ms, anchor), part=p)
+                for (plat, p), ms in sorted(per_platform.items())
             )
             out.extend(children)
-            if len(children) > 1:
+            if len({c.platform_short for c in children}) > 1:
                 out.append(MoveGroup(tuple(sorted(members, key=_sort_key)), None, anchor, children))
     return out
 
@@ -98,3 +103,4 @@ def _first_bad(moves: list[Move], anchor: str) -> str:
     counts = Counter(m.first_bad.run_id for m in moves)
     best = max(counts.values())
     return anchor if counts.get(anchor) == best else min(r for r, n in counts.items() if n == best)
+

@@ -32,7 +32,7 @@ class ClassifySettings(BaseModel):
     most_min_kernels: int = Field(3, ge=2)
     culprit_min_score: float = Field(0.4, ge=0, le=1)
     culprit_strong_score: float = Field(0.6, ge=0, le=1)
-    culprit_report_score: float = Field(0.2, ge=0, le=1)
+    culprit_report_score: float = Field(0.05, ge=0, le=1)
     group_min_kernels: int = Field(3, ge=2)
 
     @model_validator(mode="after")

@@ -34,7 +34,7 @@ def detect(
     repo: Optional[str] = typer.Option(None, "--repo", help="local Helion clone (default: helion.repo)"),
 ) -> None:
     """Detect + classify every series with new nightly data; store moves, groups and evidence."""
-    from service.schedule.detect_pass import detect_pass, resolve_repo
+    from service.pipeline.detect_pass import detect_pass, resolve_repo
 
     settings = STATE.settings()
     summary = detect_pass(STATE.store(), settings, resolve_repo(settings, repo))
@@ -108,8 +108,8 @@ def investigate_cmd(
     format: TextOrJson = typer.Option(TextOrJson.text, "--format"),
 ) -> None:
     """Find the most significant move near a date and explain it (one kernel, or every kernel)."""
-    from service.schedule.detect_pass import resolve_repo
-    from service.schedule.investigate import Question, investigate, parse_day
+    from service.pipeline.detect_pass import resolve_repo
+    from service.pipeline.investigate import Question, investigate, parse_day
     from service.store.series_io import load_one
 
     settings = STATE.settings()

@@ -45,7 +45,7 @@ def ingest(
     Each source stands alone: a refused one does not stop the other. The exit code is the first
     failure's (2 bad document, 1 network or store); that source's runs are left as they were.
     """
-    from service.schedule.ingest_pass import ingest_source
+    from service.pipeline.ingest_pass import ingest_source
 
     settings = STATE.settings()
     if dashboard is None and pretuned is None:

@@ -9,8 +9,11 @@ Boosts (weights in ``config/slices.toml [weights]``): changes Helion code at all
 subject tag of this slice, touches this backend's paths, touches backend-neutral code, subject
 names this device, names a moved kernel, names the kernels' family. Discounts: the tag or paths
 belong only to another slice, docs-only, tests-only, harness/CI-only. Every boost and discount
-adds one human reason. Ties are broken newest first: with equal evidence the commit nearest the
-first bad nightly is the one a person checks first, and the order is deterministic.
+adds one human reason. Commits are ranked on the evidence before the cap (more evidence wins
+even where both scores read 1.00). A subject that says nothing that runs changed (lint, typing,
+a typo) is discounted. Ties are broken newest
+first: with equal evidence the commit nearest the first bad nightly is the one a person checks
+first, and the order is deterministic.
 """
 
 from __future__ import annotations
@@ -207,9 +210,10 @@ def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
 
 
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
-           rules: SliceRules, sl: _Slices) -> tuple[float, list[str]]:
-    """One commit's score; ``names`` ((base, words, stems) per kernel) and ``families`` are the
-    same for every commit of a window, so `rank_commits` works them out once."""
+           rules: SliceRules, sl: _Slices) -> tuple[float, float, list[str]]:
+    """(score, rank key, reasons) of one commit; the rank key is the score before the cap at 1.
+    ``names`` ((base, words, stems) per kernel) and ``families`` are the same for every commit
+    of a window, so `rank_commits` works them out once."""
     w = rules.weights
     reasons: list[str] = []
     tags = subject_tags(c.subject)
@@ -270,7 +274,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
                 other_family = fam_name
                 break
 
-    score = min(1.0, raw)
+    factor = 1.0
     # touching the moved kernel's own files (its example, its pretuned folder and configs) is
     # evidence about this move whatever slice the commit is tagged for
     own_files = any(_names_kernel_file(f, stems) for _, _, stems in names for f in c.files)
@@ -284,11 +288,11 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     if not (own_tag or hint or own_files):
         other_device = other_tag or _first_mention(c.subject, sl.other_hints)
     if other_device and own_evidence:
-        score *= w.other_slice
+        factor *= w.other_slice
         reasons.append(f"subject names another device ({other_device}): discounted")
     elif not own_evidence and (other_tag or other_path or other_hint):
         # backend-neutral code touched as well can still move this platform: discount less
-        score *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
+        factor *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
         if other_tag:
             reasons.append(f"other slice [{_as_written(c.subject, other_tag)}]: discounted")
         elif other_path:
@@ -297,22 +301,26 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
             reasons.append(f"other slice (subject names {other_hint}): discounted")
 
     if other_family is not None:
-        score *= w.other_family
+        factor *= w.other_family
         reasons.append(f"about {other_family} kernels, not the moved ones: discounted")
 
     kinds = set(classes.values())
     if not c.files:
         reasons.append("no touched files recorded")
     elif kinds == {"docs"}:
-        score *= w.docs_only
+        factor *= w.docs_only
         reasons.append("docs-only: discounted")
     elif kinds <= {"docs", "tests"}:
-        score *= w.test_only
+        factor *= w.test_only
         reasons.append("tests-only: discounted")
     elif kinds <= {"docs", "tests", "harness", "runner"}:
-        score *= w.harness_only
+        factor *= w.harness_only
         reasons.append("benchmark harness/CI only (a method or runner change, not Helion code): discounted")
-    return round(score, 4), reasons
+    quiet = _first_mention(c.subject, rules.no_behaviour_words)
+    if quiet:
+        factor *= w.no_behaviour
+        reasons.append(f"subject says nothing that runs changed ({quiet!r}): discounted")
+    return round(min(1.0, raw) * factor, 4), raw * factor, reasons
 
 
 def rank_commits(
@@ -325,8 +333,8 @@ def rank_commits(
     families = _families_of(kernels, rules)
     scored = []
     for idx, c in enumerate(window.commits):
-        score, reasons = _score(c, platform_short, names, families, rules, sl)
-        scored.append((score, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
+        score, key, reasons = _score(c, platform_short, names, families, rules, sl)
+        scored.append((key, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
     # window.commits is oldest first, so a larger index is newer; dates can tie or go backwards.
     scored.sort(key=lambda t: (-t[0], -t[2].date.timestamp(), -t[1]))
     return [r for _, _, r in scored]
@@ -334,18 +342,9 @@ def rank_commits(
 
 # --- harness / runner change commits -------------------------------------------------------------
 
-_STRONG_PATH = {"harness": 0.45, "runner": 0.25}
-_WEAK_PATH = {"harness": 0.20, "runner": 0.15}
-_KEYWORD = 0.30
-_TAG = {"harness": 0.20, "runner": 0.05}
-_HINT = 0.05
-_ONLY = 0.10  # harness only: a commit that changes nothing but the harness
-_NO_PATH = 0.30  # a subject alone (no file of the kind touched) is weak evidence
-_OTHER_KIND = 0.60  # the subject speaks of the other kind of change (runner vs harness)
-
-
 def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, list[str]]:
     cls = rules.harness if kind == "harness" else rules.runner
+    cw = rules.change_weights
     label = "benchmark harness" if kind == "harness" else "runner/image"
     reasons: list[str] = []
     raw = 0.0
@@ -355,18 +354,18 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
         None,
     )
     if strong:
-        raw += _STRONG_PATH[kind]
+        raw += cw.strong_path_harness if kind == "harness" else cw.strong_path_runner
         reasons.append(f"changes {label} file {strong}")
     elif weak:
-        raw += _WEAK_PATH[kind]
+        raw += cw.weak_path_harness if kind == "harness" else cw.weak_path_runner
         reasons.append(f"touches {weak}")
     word = _first_mention(c.subject, cls.keywords)
     if word:
-        raw += _KEYWORD
+        raw += cw.keyword
         reasons.append(f"subject mentions {word!r}")
     tag = next((t for t in subject_tags(c.subject) if t in cls.tags), None)
     if tag:
-        raw += _TAG[kind]
+        raw += cw.tag_harness if kind == "harness" else cw.tag_runner
         reasons.append(f"subject tag [{_as_written(c.subject, tag)}]")
     if kind == "runner":
         memo = rules.memo()
@@ -374,20 +373,20 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
             memo["all_hints"] = tuple(dict.fromkeys(h for pr in rules.platforms.values() for h in pr.hints))
         hint = _first_mention(c.subject, memo["all_hints"])
         if hint:
-            raw += _HINT
+            raw += cw.device_hint
             reasons.append(f"subject names device {hint}")
     kinds = {classify_file(f, rules) for f in c.files}
     if kind == "harness" and c.files and "code" not in kinds and (strong or weak):
-        raw += _ONLY
+        raw += cw.harness_only
         reasons.append("no Helion code changed")
     score = min(1.0, raw)
     if not (strong or weak):
-        score *= _NO_PATH
+        score *= cw.no_path
         reasons.append(f"no {label} file touched: discounted")
     other = rules.runner if kind == "harness" else rules.harness
     other_word = None if word else _first_mention(c.subject, other.keywords)
     if other_word:
-        score *= _OTHER_KIND
+        score *= cw.other_kind
         reasons.append(f"subject mentions {other_word!r} (a {'runner' if kind == 'harness' else 'harness'} change): discounted")
     return round(score, 4), reasons
 

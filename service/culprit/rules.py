@@ -49,6 +49,23 @@ class Weights(_Model):
     test_only: float = Field(0.25, ge=0, le=1)
     harness_only: float = Field(0.50, ge=0, le=1)
     change_threshold: float = Field(0.35, ge=0, le=1)
+    no_behaviour: float = Field(0.5, ge=0, le=1)  # discount: the subject says behaviour is unchanged
+
+
+class ChangeWeights(_Model):
+    """How a harness (method) or runner (hardware) change commit is scored (`find_change_commit`)."""
+
+    strong_path_harness: float = Field(0.45, ge=0, le=1)
+    strong_path_runner: float = Field(0.25, ge=0, le=1)
+    weak_path_harness: float = Field(0.20, ge=0, le=1)
+    weak_path_runner: float = Field(0.15, ge=0, le=1)
+    keyword: float = Field(0.30, ge=0, le=1)
+    tag_harness: float = Field(0.20, ge=0, le=1)
+    tag_runner: float = Field(0.05, ge=0, le=1)
+    device_hint: float = Field(0.05, ge=0, le=1)
+    harness_only: float = Field(0.10, ge=0, le=1)
+    no_path: float = Field(0.30, ge=0, le=1)
+    other_kind: float = Field(0.60, ge=0, le=1)
 
 
 class PlatformRule(_Model):
@@ -82,6 +99,9 @@ class Family(_Model):
 
 class SliceRules(_Model):
     weights: Weights = Weights()
+    change_weights: ChangeWeights = ChangeWeights()
+    # subject words that say the commit does not change what runs (lint, typing, renames)
+    no_behaviour_words: tuple[str, ...] = ()
     platforms: dict[str, PlatformRule]
     other: PlatformRule = PlatformRule()
     shared: PathClass = PathClass()
@@ -93,6 +113,8 @@ class SliceRules(_Model):
     families: dict[str, Family] = Field(default_factory=dict)
     # memo for derived lookups (file classes, other-slice sets); never part of the rules' value
     _memo: dict = PrivateAttr(default_factory=dict)
+
+    _norm = field_validator("no_behaviour_words", mode="before")(lambda v: _lower(v))
 
     def memo(self) -> dict:
         return self._memo

@@ -304,6 +304,25 @@ def _young_and_reverted(x: np.ndarray, cps: list[int], s: DetectSettings) -> boo
     return bool(np.any(progress <= s.revert_tolerance * abs(step)))
 
 
+def _early_first(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
+    """The first change point earlier, down to two nights in, when that splits better.
+
+    Why: the search keeps every regime ``min_size`` long, so a step after only two nightlies
+    (a young pretuned series) can only be placed at ``min_size``: a night late, and the culprit
+    window with it. Two points are enough to say where a step already found begins.
+    """
+    if not cps or cps[0] != min_size or min_size <= 2:
+        return cps
+    nxt = cps[1] if len(cps) > 1 else x.size
+
+    def cost(t: int) -> float:
+        a, b = x[:t], x[t:nxt]
+        return float(np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2))
+
+    best = min(range(2, min_size + 1), key=lambda t: (cost(t), -t))
+    return [best, *cps[1:]]
+
+
 def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], float]:
     """Kept steps of an already-transformed series (log values when ``log``) and the sigma used."""
     x = np.asarray(x, dtype=float)
@@ -323,6 +342,7 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], f
         cps.pop()
     cps, long_eps = _pair_episodes(x, cps, s)
     cps = _tail(x, cps, sig, s, log)
+    cps = _early_first(x, cps, s.min_size)
     lv = _levels(x, cps)
     out = [
         Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig) for i, c in enumerate(cps)

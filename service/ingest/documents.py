@@ -146,11 +146,17 @@ class DashboardSummaryItem(TypedDict):
     history: list[Annotated[DashboardHistoryItem, AfterValidator(_sha_matches)]]
 
 
+def _empty_is_none(v: Any) -> Any:
+    """Helion's builders write ``generated_at: ""`` and ``latest_run: {}`` when there are no runs
+    yet (the pretuned suite before its first nightly): a document with nothing in it, not a bad one."""
+    return None if v == "" or v == {} else v
+
+
 class _Published(TypedDict):
     """The top level both documents share."""
 
-    generated_at: NotRequired[Date | None]
-    latest_run: NotRequired[CheckedRun | None]
+    generated_at: NotRequired[Annotated[Date | None, BeforeValidator(_empty_is_none)]]
+    latest_run: NotRequired[Annotated[CheckedRun | None, BeforeValidator(_empty_is_none)]]
     runs: NotRequired[list[CheckedRun]]
     platforms: NotRequired[list[Any]]
     platform_shorts: NotRequired[list[str]]

@@ -1,1 +1,1 @@
-"""Wiring of the nightly loop: the passes run-once chains, and the APScheduler service."""
+"""When the pipeline runs: APScheduler's jobs, the service lock, and run-once chaining the passes of `service/pipeline`."""

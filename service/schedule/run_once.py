@@ -19,8 +19,8 @@ from service.config import Settings
 from service.errors import BenchwatchError
 from service.notify.deliver import DEFAULT_CLIENT, DeliverySummary, deliver_pending
 from service.notify.plan import PlanSummary, plan_daily_digest, plan_notifications
-from service.schedule.health_pass import health_pass
-from service.schedule.ingest_pass import ingest_guarded
+from service.pipeline.health_pass import health_pass
+from service.pipeline.ingest_pass import ingest_guarded
 from service.store.health_writer import note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
@@ -96,7 +96,7 @@ def _first_line(exc: Exception) -> str:
 
 
 def _default_detect(store: Store, settings: Settings, repo, *, now: datetime, fetch: bool):
-    from service.schedule.detect_pass import detect_pass
+    from service.pipeline.detect_pass import detect_pass
 
     return detect_pass(store, settings, repo, now=now, fetch=fetch)
 
@@ -117,7 +117,7 @@ def run_once(
     are a document in memory. ``client``: a slack-sdk WebClient, None for log-only, default from
     settings. ``detect`` replaces the detect stage (tests). Raises `LockBusy` if another copy runs.
     """
-    from service.schedule.detect_pass import resolve_repo
+    from service.pipeline.detect_pass import resolve_repo
 
     now = now or datetime.now(timezone.utc)
     repo_path = resolve_repo(settings, repo)  # a bad --repo is an input error before any work

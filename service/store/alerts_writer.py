@@ -237,6 +237,7 @@ class GroupRecord:
     child_ids: tuple[int, ...] = ()  # member groups (parent)
     kind: str = ""
     end_run_pk: int | None = None  # an episode's first nightly back to normal
+    part: str = ""  # which part of the platform nightly (see AlertGroup.part)
 
 
 def group_state(states: Iterable[str]) -> str:
@@ -258,8 +259,8 @@ def upsert_group(
     found through its members and moved to the new run, so its Slack message is edited, not
     duplicated.
     """
-    key = (rec.source, rec.first_bad_pk, rec.platform_short)
-    q = select(AlertGroup).where(AlertGroup.source == rec.source)
+    key = (rec.source, rec.first_bad_pk, rec.platform_short, rec.part)
+    q = select(AlertGroup).where(AlertGroup.source == rec.source, AlertGroup.part == rec.part)
     q = q.where(
         AlertGroup.platform_short.is_(None)
         if rec.platform_short is None
@@ -279,13 +280,13 @@ def upsert_group(
             ).all() if rec.child_ids else []
         if prior:
             cand = session.get(AlertGroup, min(prior))
-            if cand is not None and (cand.source, cand.platform_short) == key[0::2]:
+            if cand is not None and (cand.source, cand.platform_short, cand.part) == (key[0], *key[2:]):
                 group = cand
     evidence = list(rec.evidence)
     if group is None:
         group = AlertGroup(
             source=rec.source, first_bad_run_pk=rec.first_bad_pk, platform_short=rec.platform_short,
-            cause=rec.cause, confidence=_r(rec.confidence, 4), evidence=evidence, state=rec.state,
+            part=rec.part, cause=rec.cause, confidence=_r(rec.confidence, 4), evidence=evidence, state=rec.state,
             cause_kind=rec.kind, end_run_pk=rec.end_run_pk,
             revision=1, created_at=naive(now), updated_at=naive(now),
         )

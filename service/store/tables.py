@@ -196,7 +196,7 @@ class AlertGroup(Base):
 
     __tablename__ = "alert_groups"
     __table_args__ = (
-        UniqueConstraint("source", "first_bad_run_pk", "platform_short", name="uq_group_key"),
+        UniqueConstraint("source", "first_bad_run_pk", "platform_short", "part", name="uq_group_key"),
         Index("ix_alert_groups_health_key", "health_key"),
     )
 
@@ -217,6 +217,9 @@ class AlertGroup(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime)
     kind: Mapped[str] = mapped_column(String(16), default="move", server_default="move")
     health_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # "" for a platform nightly's moves; "own_method" for the kernels whose own measurement
+    # changed in the window (their inputs, their timing): that part is an event of its own
+    part: Mapped[str] = mapped_column(String(32), default="", server_default="")
 
 
 class Alert(Base):

@@ -100,17 +100,23 @@ def facts_events(w, specs):
                 specs.append(Spec("dashboard", "method_change", "cudagraph", ms, i, change=ch,
                                   honest_side="after" if flag else "before",
                                   note=f"--cudagraph {'restored' if flag else 'removed'} (remove_flags)"))
-        sh = [m for m in both if (a["opts"][m]["num_inputs"], a["opts"][m].get("lin_shapes"))
-              != (b["opts"][m]["num_inputs"], b["opts"][m].get("lin_shapes"))]
+        sh = [m for m in both if F.shapes_differ(a["opts"][m], b["opts"][m])]
         if sh:
             byc = {}
             for m in sh:
-                ch = _first_change(w, sa, sb, lambda f, m=m: (f["opts"].get(m, {}).get("num_inputs"),
-                                                             f["opts"].get(m, {}).get("lin_shapes")))
-                byc.setdefault(ch, []).append(m)
-            for ch, ms in byc.items():
-                specs.append(Spec("dashboard", "method_change", "shapes", ms, i, change=ch,
-                                  note="num_inputs / linattn SHAPES changed"))
+                gpu_key = lambda o: (o["num_inputs"], o.get("lin_shapes"))
+                if gpu_key(a["opts"][m]) != gpu_key(b["opts"][m]):
+                    ch = _first_change(w, sa, sb, lambda f, m=m: (f["opts"].get(m, {}).get("num_inputs"),
+                                                                 f["opts"].get(m, {}).get("lin_shapes")))
+                    note = "num_inputs / linattn SHAPES changed"
+                else:  # the shapes benchmarks/run_tpu.py's nightly runs
+                    ch = next((c.sha for c in w.commits_between(sa, sb) if F.shapes_differ(
+                        a["opts"][m], F.dashboard_facts(w.R, c.sha)["opts"].get(m))), sb)
+                    note = (f"run_tpu.py shapes (first --num-shapes) {list(a['opts'][m]['tpu_shapes'])} -> "
+                            f"{list(b['opts'][m]['tpu_shapes'])}")
+                byc.setdefault((ch, note), []).append(m)
+            for (ch, note), ms in byc.items():
+                specs.append(Spec("dashboard", "method_change", "shapes", ms, i, change=ch, note=note))
         gpu_both = [m for m in both if m[0] in GPU]
         if a["bench"]["pin"] != b["bench"]["pin"] and gpu_both:
             ch = _first_change(w, sa, sb, lambda f: f["bench"]["pin"])
@@ -173,7 +179,10 @@ def facts_events(w, specs):
             specs.append(Spec("pretuned", "method_change", "timer", both, i, change=ch, note="_bench.py timing changed"))
         if a["pin"] != b["pin"] and both:
             ch = _first_change(w, sa, sb, lambda f: f and f["pin"], True)
-            specs.append(Spec("pretuned", "method_change", "baseline", both, i, change=ch, note="pretuned torch pin"))
+            specs.append(Spec("pretuned", "method_change", "baseline", both, i, change=ch,
+                              note=f"pretuned torch pin {'/'.join(a['pin_install'])} -> {'/'.join(b['pin_install'])} "
+                                   f"({F.P_WORKFLOW}): every baseline re-measured under the new torch; "
+                                   f"no baseline definition changed"))
         for p in ("h100", "b200"):
             if a["hw"].get(p) != b["hw"].get(p) and a["hw"].get(p) and b["hw"].get(p):
                 ms = [m for m in both if m[0] == p]
@@ -402,6 +411,48 @@ def plant_hardware(w, specs, g):
             break
 
 
+def plant_reverted_driver(w, specs):
+    """A driver / toolchain update that is reverted a few nights later (helion-dashboard.md: a GPU /
+    driver change is a hardware issue; the move ends when the change is rolled back).
+
+    The real history has the mechanism but never inside a window: ROCm 7.14 (35b19fd4, 08-18) was
+    reverted by 5033b49a at 2026-08-22T04:05Z, after the last nightly any window holds (08-21), and
+    the B200 runner pin d752b642 was reverted by d0548556 14 minutes later (no nightly between). So
+    unless a window already has a reverted machine change, one is simulated: the runner pool's host
+    driver (not in the repo, no commit) is updated on one GPU platform at night i and rolled back
+    at night end; the label names both (first_bad_run_id = night i, end_run_id = night end).
+    Its own random stream, planted last: the other events of a seed are as before."""
+    if any(s.cause == "hardware" and s.kind == "driver" and s.end is not None and s.source == "dashboard"
+           for s in specs):
+        return
+    g = rng(w.seed, "events", "reverted-driver")
+    N = len(w.nights)
+    plats = [p for p in ("h100", "b200", "mi350x") if any(p in f["platforms"] for f in w.dfacts[N // 3: N // 3 + 1])]
+    if not plats or N < 24:
+        return
+    for strict in (True, False):
+        for _ in range(200):
+            p = str(g.choice(plats))
+            i = int(g.integers(8, N - 10))
+            L = int(g.integers(3, 6))
+            ms = [m for m in _present(w, "dashboard", i, w.series_at("dashboard", i)) if m[0] == p]
+            if not ms or not all(m in w.series_at("dashboard", j) for m in ms for j in range(i, i + L + 1)):
+                continue
+            nights = range(i - 1, i + L + 1) if strict else (i, i + L)
+            if any(_busy(w, "dashboard", ms, j, pad=1 if strict else 2) for j in nights):
+                continue
+            w.pf_effects.setdefault(("dashboard", p), []).append(Effect(i, i + L, "all", float(g.uniform(1.05, 1.1))))
+            for m in ms:
+                w.effects.setdefault(("dashboard",) + m, []).append(
+                    Effect(i, i + L, "h", float(g.uniform(1.04, 1.14)), tag="driver-revert"))
+            d0, d1 = w.nights[i].date.date(), w.nights[i + L].date.date()
+            specs.append(Spec("dashboard", "hardware", "driver", ms, i, end=i + L, honest_side="healthy",
+                              note=f"{p} host driver update on the runner pool (no commit) from the {d0} nightly, "
+                                   f"reverted: back to normal from the {d1} nightly ({L} nights)"))
+            _mark(w, "dashboard", ms, i - 1, i + L)
+            return
+
+
 def plant_noise(w, specs, g):
     N = len(w.nights)
     for L, count in ((1, 3), (2, 2)):
@@ -477,4 +528,5 @@ def plan_events(w):
     plant_method(w, specs, g)
     plant_hardware(w, specs, g)
     plant_noise(w, specs, g)
+    plant_reverted_driver(w, specs)
     w.labels = finalize(w, specs)

@@ -8,6 +8,10 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 DISPATCH = ".github/workflows/benchmark_dispatch.yml"
 NIGHTLY = ".github/workflows/benchmark_nightly.yml"
 BENCH = ".github/workflows/benchmark.yml"
@@ -18,6 +22,8 @@ P_RUN = "pretuned_kernels/run.py"
 P_BENCH = "pretuned_kernels/_bench.py"
 P_DISPATCH = ".github/workflows/benchmark_pretuned_dispatch.yml"
 P_NIGHTLY = ".github/workflows/benchmark_pretuned_nightly.yml"
+P_WORKFLOW = ".github/workflows/benchmark_pretuned.yml"
+PRETUNED_BUILDER_PATH = ".github/dashboard/build_pretuned_dashboard_data.py"
 
 # which `kernels*` inputs a platform runs (helion-dashboard.md)
 PLATFORM_INPUTS = {
@@ -98,23 +104,76 @@ def _kernel_defaults(text: str) -> dict:
     return out
 
 
-def _machines(text: str) -> dict:
-    """alias -> tuple of (runner, image, runtime-version) for each job block naming it."""
-    out: dict = {}
-    cur: dict = {}
-    for line in text.splitlines():
-        m = re.match(r"^\s+(runner|image|runtime-version|alias):\s*['\"]?([^'\"\s#]+)", line)
-        if not m:
+def _literal(v):
+    """A workflow value, or None when it is an expression (`${{ ... }}`) and not a literal."""
+    if v is None or isinstance(v, (dict, list)):
+        return None
+    v = str(v).strip()
+    return None if not v or "${{" in v else v
+
+
+@lru_cache(maxsize=None)
+def _yaml(text: str | None) -> dict:
+    """Parsed once per distinct file content (callers only read it)."""
+    if not text:
+        return {}
+    try:
+        y = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return {}
+    return y if isinstance(y, dict) else {}
+
+
+def _called_machine(repo, sha: str, uses: str) -> tuple:
+    """(runner, image) fixed inside a called workflow (e.g. benchmark_tpu.yml's `runs-on`)."""
+    if not uses.startswith("./"):
+        return None, None
+    runner = image = None
+    for job in (_yaml(repo.read(sha, uses[2:].split("@")[0])).get("jobs") or {}).values():
+        if not isinstance(job, dict):
             continue
-        k, v = m.groups()
-        if k == "alias":
-            out.setdefault(v, []).append((cur.get("runner"), cur.get("image"), cur.get("runtime-version")))
-            cur = {}
-        else:
-            cur[k] = v
-    return {a: tuple(v) for a, v in out.items()}
+        runner = runner or _literal(job.get("runs-on"))
+        c = job.get("container")
+        image = image or _literal(c.get("image") if isinstance(c, dict) else c)
+    return runner, image
 
 
+def machines(repo, sha: str, path: str) -> dict:
+    """alias -> {job name: (runner, image, runtime-version)} for every job of a dispatch workflow
+    that names an alias. The runner / image come from the job's `with:` (the dispatch passes them
+    to benchmark.yml) or, when the called workflow fixes them (benchmark_tpu.yml: `runs-on:`),
+    from that workflow at the same sha."""
+    out: dict = {}
+    for name, job in (_yaml(repo.read(sha, path)).get("jobs") or {}).items():
+        if not isinstance(job, dict):
+            continue
+        w = job.get("with") or {}
+        alias = _literal(w.get("alias")) if isinstance(w, dict) else None
+        if not alias:
+            continue
+        runner, image = _literal(w.get("runner")), _literal(w.get("image"))
+        if runner is None or image is None:
+            r2, i2 = _called_machine(repo, sha, str(job.get("uses") or ""))
+            runner, image = runner or r2, image or i2
+        out.setdefault(alias, {})[str(name)] = (runner, image, _literal(w.get("runtime-version")))
+    return out
+
+
+# the aliases whose jobs benchmark a platform's dashboard series (the TPU bridge's results land in
+# the `tpu` column once folded in; before that it was artifact-only, on the same runner)
+JOB_ALIASES = {"tpu": ("tpu", "tpu_bridge")}
+
+
+def platform_machine(mach: dict, p: str) -> tuple:
+    """The distinct (runner, image, runtime) of the jobs that benchmark platform p, sorted: adding
+    a job on the same machine (the linear-attention job, the TPU bridge) is no machine change."""
+    ms = set()
+    for a in JOB_ALIASES.get(p, (p,)):
+        ms |= set(mach.get(a, {}).values())
+    return tuple(sorted(ms, key=repr))
+
+
+@lru_cache(maxsize=None)
 def _mappings(text: str | None) -> dict:
     """KERNEL_MAPPINGS name -> options dict (literal parts only)."""
     if not text:
@@ -150,6 +209,57 @@ def _mappings(text: str | None) -> dict:
     return {}
 
 
+SHAPE_LISTS = ("configs", "shapes", "sizes")
+TPU_WF = ".github/workflows/benchmark_tpu.yml"
+
+
+@lru_cache(maxsize=None)
+def _tpu_shapes(text: str | None, num_shapes: int | None) -> dict:
+    """benchmarks/run_tpu.py: kernel -> the input shapes its nightly runs, as source text (the first
+    literal `configs` / `shapes` / `sizes` list of the shape function its KERNEL_MAPPINGS tuple
+    names, cut to the workflow's `--num-shapes`)."""
+    if not text:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    def shapes_of(fn):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Name) and node.targets[0].id in SHAPE_LISTS and \
+                    isinstance(node.value, ast.List):
+                return tuple(ast.unparse(e) for e in node.value.elts)[:num_shapes]
+        return None
+
+    out = {}
+    for node in tree.body:
+        tgt = val = None
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            tgt, val = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            tgt, val = node.target.id, node.value
+        if tgt != "KERNEL_MAPPINGS" or not isinstance(val, ast.Dict):
+            continue
+        for k, v in zip(val.keys, val.values):
+            if not (isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and len(v.elts) > 3):
+                continue
+            fn = v.elts[3]
+            if isinstance(fn, ast.Name) and fn.id in funcs:
+                sh = shapes_of(funcs[fn.id])
+                if sh:
+                    out[k.value] = sh
+    return out
+
+
+def _num_shapes(text: str | None) -> int | None:
+    m = re.search(r"--num-shapes\s+(\d+)", text or "")
+    return int(m.group(1)) if m else None
+
+
+@lru_cache(maxsize=None)
 def _list_names(text: str | None, name: str) -> tuple:
     if not text:
         return ()
@@ -199,15 +309,37 @@ def _baseline_names(text: str) -> tuple:
     return tuple(sorted(set(re.findall(r'\(\s*"([^"]+)"\s*,', m.group(1)))))
 
 
+def shapes_differ(oa: dict | None, ob: dict | None) -> bool:
+    """The inputs a series is measured on changed: `num_inputs`, the linattn SHAPES, or the shapes
+    run_tpu.py's nightly runs (compared only while run_tpu.py runs the kernel at both ends)."""
+    if oa is None or ob is None:
+        return False
+    if (oa.get("num_inputs"), oa.get("lin_shapes")) != (ob.get("num_inputs"), ob.get("lin_shapes")):
+        return True
+    ta, tb = oa.get("tpu_shapes"), ob.get("tpu_shapes")
+    return ta is not None and tb is not None and ta != tb
+
+
 def dashboard_facts(repo: Repo, sha: str) -> dict:
+    """What the dashboard nightly runs at sha (memoised per repo; callers only read it)."""
+    key = ("dfacts", sha)
+    if key not in repo._cache:
+        repo._cache[key] = _dashboard_facts(repo, sha)
+    return repo._cache[key]
+
+
+def _dashboard_facts(repo: Repo, sha: str) -> dict:
     disp = repo.read(sha, DISPATCH) or ""
     defaults = _kernel_defaults(disp)
-    machines = _machines(disp)
+    mach = machines(repo, sha, DISPATCH)
     nightly = repo.read(sha, NIGHTLY) or ""
     runs_flags = dict(re.findall(r"run_(\w+):\s*'?(true|false)'?", nightly))
-    aliases = set(machines) | ({"tpu"} if "tpu_bridge" in machines else set())
+    aliases = set(mach) | ({"tpu"} if "tpu_bridge" in mach else set())
     mappings = _mappings(repo.read(sha, RUN))
-    tpu_map = _mappings(repo.read(sha, TPU))
+    tpu_text = repo.read(sha, TPU)
+    tpu_map = _mappings(tpu_text)
+    tpu_shapes = _tpu_shapes(tpu_text, _num_shapes(repo.read(sha, TPU_WF)))
+    tpu_own = set(defaults.get("kernels_tpu", []))
     lin = repo.read(sha, LINATTN)
     lin_shapes = _list_names(lin, "SHAPES")
     lin_varlen = _list_names(lin, "VARLEN_SHAPES")
@@ -225,7 +357,7 @@ def dashboard_facts(repo: Repo, sha: str) -> dict:
             for v in defaults.get("kernels_linattn", []):
                 lin_ks += [v, f"{v}-bwd"]
         plats[p] = {"kernels": tuple(dict.fromkeys(ks)), "linattn": tuple(lin_ks)}
-    hw = {p: machines.get(p, ()) + (machines.get("tpu_bridge", ()) if p == "tpu" else ()) for p in plats}
+    hw = {p: platform_machine(mach, p) for p in plats}
     opts = {}
     for p, d in plats.items():
         src = tpu_map if p == "tpu" else mappings
@@ -237,6 +369,8 @@ def dashboard_facts(repo: Repo, sha: str) -> dict:
                 "other": tuple(sorted((kk, repr(vv)) for kk, vv in o.items()
                                       if kk not in ("remove_flags", "num_inputs"))),
             }
+            if p == "tpu" and k in tpu_own:   # run by benchmarks/run_tpu.py (not the tritonbench bridge)
+                opts[(p, k)]["tpu_shapes"] = tpu_shapes.get(k)
         for k in d["linattn"]:
             shapes = lin_varlen if k.startswith("kda_varlen") else lin_shapes
             opts[(p, k)] = {"cudagraph": True, "num_inputs": None, "lin_shapes": shapes, "other": ()}
@@ -244,12 +378,19 @@ def dashboard_facts(repo: Repo, sha: str) -> dict:
 
 
 def pretuned_facts(repo: Repo, sha: str) -> dict | None:
+    """What the pretuned nightly runs at sha (None before it existed; memoised per repo)."""
+    key = ("pfacts", sha)
+    if key not in repo._cache:
+        repo._cache[key] = _pretuned_facts(repo, sha)
+    return repo._cache[key]
+
+
+def _pretuned_facts(repo: Repo, sha: str) -> dict | None:
     if repo.read(sha, P_NIGHTLY) is None:
         return None
     run = repo.read(sha, P_RUN)
     kernels = _list_names(run, "KERNELS")
-    disp = repo.read(sha, P_DISPATCH) or ""
-    machines = _machines(disp)
+    mach = machines(repo, sha, P_DISPATCH)
     files = repo.ls(sha, "pretuned_kernels")
     series = {}
     for k in kernels:
@@ -259,7 +400,7 @@ def pretuned_facts(repo: Repo, sha: str) -> dict | None:
         cg = _py_func_return(main, "use_cudagraph")
         bl = _baseline_names(main) or ("baseline",)
         for p, sm in SM_OF.items():
-            if p not in machines:
+            if p not in mach:
                 continue
             aot = tuple(sorted((f, b) for f, b in files.items()
                                if f.startswith(f"pretuned_kernels/{k}/_helion_aot_") and f.endswith(f"_{sm}.py")))
@@ -271,5 +412,12 @@ def pretuned_facts(repo: Repo, sha: str) -> dict | None:
                             if re.search(r"l2|cache|warmup|rep\b|graph|flush", l, re.I))
     timer = hashlib.sha1(timer_lines.encode()).hexdigest()[:10]
     pn = repo.read(sha, P_NIGHTLY) or ""
-    pins = tuple(re.findall(r"torch==([\w.*+]+)", pn + (repo.read(sha, ".github/workflows/benchmark_pretuned.yml") or "")))
-    return {"series": series, "hw": {p: machines.get(p, ()) for p in SM_OF}, "timer": timer, "pin": pins}
+    pw = pn + (repo.read(sha, P_WORKFLOW) or "")
+    # `pin` also matches the comment that quotes vLLM's torch pin; it always moved with the install
+    # line in the real history, so it is kept as is (the world's numbers are keyed on it) and
+    # `pin_install` (the install lines only) is what notes and tests read
+    pins = tuple(re.findall(r"torch==([\w.*+]+)", pw))
+    install = tuple(re.findall(r"torch==([\w.*+]+)", "\n".join(
+        l for l in pw.splitlines() if not l.lstrip().startswith("#"))))
+    return {"series": series, "hw": {p: platform_machine(mach, p) or () for p in SM_OF}, "timer": timer, "pin": pins,
+            "pin_install": install}

@@ -24,7 +24,8 @@ from tests.blind_worlds.world import Label, Night
 from . import facts as F
 
 BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
-VERSION = "b2-1"
+VERSION = "b2-2"
+PRETUNED_BUILDER = F.PRETUNED_BUILDER_PATH
 # seed -> last nightly of the window (other seeds: drawn in 2026-03-01 .. 2026-08-21)
 WINDOW_ENDS = {11: "2026-06-20", 12: "2026-08-21", 13: "2026-05-26"}
 DEVICE = {"h100": "NVIDIA H100", "b200": "NVIDIA B200", "b200_cute": "NVIDIA B200",
@@ -32,6 +33,32 @@ DEVICE = {"h100": "NVIDIA H100", "b200": "NVIDIA B200", "b200_cute": "NVIDIA B20
 BACKEND = {"b200_cute": "cute", "tpu": "pallas"}
 COMPUTE = {"h100": "sm90", "b200": "sm100"}
 GPU = ("h100", "b200", "b200_cute", "mi350x")
+
+
+def _elements(shape_src: str) -> float:
+    """The product of the numbers in a shape's source text (`(8, 32, 8192, 256)`, `10240 * 10240`)."""
+    import ast
+
+    def ev(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add, ast.Sub, ast.Pow, ast.FloorDiv)):
+            a, b = ev(node.left), ev(node.right)
+            if a is None or b is None:
+                return None
+            return {ast.Mult: a * b, ast.Add: a + b, ast.Sub: a - b, ast.Pow: a ** min(b, 64),
+                    ast.FloorDiv: a // b if b else None}[type(node.op)]
+        if isinstance(node, (ast.Tuple, ast.List)):
+            xs = [ev(e) for e in node.elts]
+            xs = [x for x in xs if x is not None]
+            return math.prod(xs) if xs else None
+        return None
+
+    try:
+        v = ev(ast.parse(shape_src, mode="eval").body)
+    except SyntaxError:
+        v = None
+    return float(v) if v and v > 0 else 1.0
 
 
 def h64(*parts) -> int:
@@ -124,7 +151,8 @@ def _load_builder(repo: Path, name: str, tmp: Path):
 
 
 class BlindWorldB:
-    def __init__(self, seed: int, workdir: Path, nights: int | None = None, repo: Path | None = None):
+    def __init__(self, seed: int, workdir: Path, nights: int | None = None, repo: Path | None = None,
+                 documents: bool = True):
         self.seed = int(seed)
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -137,11 +165,14 @@ class BlindWorldB:
         self.scatter: dict = {}
         self.outages: set = set()      # (night, source, platform)
         self._busy: dict = {}
+        self._tpu_ref: dict = {}
         self._plan_nights(nights)
         self._read_facts()
         from .events import plan_events
         plan_events(self)
-        self._build_documents()
+        self._doc_dir = None
+        if documents:   # the labels do not depend on the documents (documents=False: labels and facts only)
+            self._build_documents()
         self.R.close()
 
     # ------------------------------------------------------------------ history
@@ -297,6 +328,36 @@ class BlindWorldB:
         dims = [int(2 ** g.integers(7, 15)) for _ in range(2 * 14)]
         return [f"({dims[2*j]}, {dims[2*j+1]})" for j in range(n)]
 
+    def _tpu_shape_ref(self, p, k):
+        """The shapes run_tpu.py ran for (p, k) on its first night in the window (None: never)."""
+        key = (p, k)
+        if key not in self._tpu_ref:
+            self._tpu_ref[key] = next((f["opts"][key]["tpu_shapes"] for f in self.dfacts
+                                       if f["opts"].get(key, {}).get("tpu_shapes")), None)
+        return self._tpu_ref[key]
+
+    def _tpu_shape_variant(self, p, k, sp, names, n, ref, cur):
+        """The series' shapes after a real run_tpu.py shape edit: each position whose shape changed
+        gets the new shape's name and its own numbers (base time scaled by the element-count ratio,
+        a different speedup, new triton / torch.compile ratios, a longer compile)."""
+        sp = dict(sp, **{c: np.array(sp[c], dtype=float) for c in ("base", "sp", "tri", "tc", "ct")})
+        names = list(names)
+        for j in range(min(n, len(cur), len(ref))):
+            if cur[j] == ref[j]:
+                continue
+            g = rng(self.seed, "tpushape", p, k, cur[j])
+            ratio = min(max(_elements(cur[j]) / max(_elements(ref[j]), 1.0), 0.01), 100.0)
+            sp["base"][j] *= ratio
+            sp["sp"][j] *= float(np.exp((1 if g.random() < 0.5 else -1) * g.uniform(0.25, 0.6)))
+            sp["tri"][j] = float(np.exp(g.normal(math.log(0.95), 0.2)))
+            sp["tc"][j] = float(np.exp(g.normal(math.log(1.05), 0.2)))
+            sp["ct"][j] *= float(g.uniform(1.0, 2.0))
+            names[j] = cur[j]
+        if len(cur) < len(ref) and n > len(cur):   # the list got shorter: the dropped positions go
+            keep = max(1, n - (len(ref) - len(cur)))
+            names = names[:keep]
+        return sp, names
+
     def _factors(self, source, p, k, i, noise_effects=True):
         out = {c: 1.0 for c in ("h", "cg", "lat", "base", "tri", "tc", "all", "ct")}
         for e in self.effects.get((source, p, k), []) + self.pf_effects.get((source, p), []):
@@ -351,6 +412,10 @@ class BlindWorldB:
         else:
             n = min(o["num_inputs"] or sp["n_default"], 14)
             names = self._shape_names(p, k, n)
+        cur, ref = o.get("tpu_shapes"), self._tpu_shape_ref(p, k)
+        if cur and ref and cur != ref:
+            sp, names = self._tpu_shape_variant(p, k, sp, names, n, ref, cur)
+            n = len(names)
         fx = self._factors("dashboard", p, k, i, noise_effects=noise)
         rg = self.regime_factors("dashboard", p, k, i)
         fx = {c: fx[c] * rg[c] for c in fx}
@@ -556,18 +621,19 @@ class BlindWorldB:
                     metas_p.append({"run_id": r.run_id, "sha": r.full_sha[:8], "full_sha": r.full_sha,
                                     "date": iso(r.date), "branch": r.branch, "is_nightly": r.is_nightly})
                     pi += 1
-                if metas_p:
+                # Helion's docs deploy builds pretuned-dashboard-data.json only from the commit that
+                # added the pretuned builder (c51cbd12); before it the live file did not exist, so
+                # nothing is published. With the builder but no pretuned run yet, the file is what
+                # the real builder returns for no runs (generated_at "", zeroed stats).
+                if metas_p or self.R.read(night.full_sha, PRETUNED_BUILDER) is not None:
                     pw = tmp / "pdispatch.yml"
                     pw.write_text(self.R.read(night.p_full_sha or night.full_sha, F.P_DISPATCH) or "")
                     pactive = bp.get_active_platforms(str(pw)) or None
                     bp._bw2_clock.now = cutoff
                     pdoc = bp.build_dashboard_data(str(pc), metas_p, prev_p, pactive)
-                else:
-                    pdoc = {"generated_at": "", "latest_run": {}, "runs": [], "platforms": [], "platform_shorts": [],
-                            "kernels": [], "stats": {}, "summary": []}
-                raw = json.dumps(pdoc).encode()
-                (out / f"p{n}.json.z").write_bytes(zlib.compress(raw, 6))
-                prev_p = json.loads(raw) if metas_p else None
+                    raw = json.dumps(pdoc).encode()
+                    (out / f"p{n}.json.z").write_bytes(zlib.compress(raw, 6))
+                    prev_p = json.loads(raw)
                 shutil.rmtree(cache, ignore_errors=True)
                 shutil.rmtree(pc, ignore_errors=True)
                 del nxt
@@ -578,9 +644,16 @@ class BlindWorldB:
     def dashboard_bytes(self, n: int) -> bytes:
         return zlib.decompress((self._doc_dir / f"d{n}.json.z").read_bytes())
 
-    def pretuned_bytes(self, n: int) -> bytes:
-        return zlib.decompress((self._doc_dir / f"p{n}.json.z").read_bytes())
+    def pretuned_published(self, n: int) -> bool:
+        """Whether night n's site has a pretuned-dashboard-data.json at all (see pretuned_bytes)."""
+        return (self._doc_dir / f"p{n}.json.z").exists()
+
+    def pretuned_bytes(self, n: int) -> bytes | None:
+        """Night n's pretuned-dashboard-data.json, or None when the real site had none (before the
+        pretuned builder existed): a server should answer 404 for it."""
+        f = self._doc_dir / f"p{n}.json.z"
+        return zlib.decompress(f.read_bytes()) if f.exists() else None
 
 
-def build_world(seed: int, workdir, nights: int | None = None) -> BlindWorldB:
-    return BlindWorldB(seed, Path(workdir), nights)
+def build_world(seed: int, workdir, nights: int | None = None, documents: bool = True) -> BlindWorldB:
+    return BlindWorldB(seed, Path(workdir), nights, documents=documents)

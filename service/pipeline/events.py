@@ -20,7 +20,7 @@ from service.records import Classification, Evidence, FactChange, Move, RankedCo
 
 if TYPE_CHECKING:
     from service.classify.groups import MoveGroup
-    from service.schedule.detect_pass import SourceView, Stages
+    from service.pipeline.detect_pass import SourceView, Stages
 
 HEADLINE_OF = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
 COMPILE = "compile_time_geomean_s"
@@ -196,6 +196,17 @@ def _noise(m: Move, bar: float) -> Classification:
     detail = (f"{m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter, below the {bar:g}σ bar")
     return Classification("noise", 0.6, (Evidence("persistence", "noise", detail, {"significance": m.significance}),),
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
+
+
+def part_of(stages: "Stages"):
+    """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
+    in the window (a kernel-scoped method fact) are one part, the others another."""
+    from service.classify.event import own_method_fact
+
+    def part(m: Move) -> str:
+        return "own_method" if own_method_fact(stages.facts(m), m.key.kernel) is not None else ""
+
+    return part
 
 
 def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"],

@@ -21,7 +21,7 @@ from service.config import Settings
 from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
-from service.schedule.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
+from service.pipeline.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
 from service.store.alerts_writer import evidence_item
 from service.store.db import Store
@@ -140,7 +140,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
     kernel's metrics (or the one asked for), classified by the same event path as the nightly
     pass, with the kernel's other moves nearby listed. Movers first, by significance."""
     from service.classify import group_moves
-    from service.schedule.events import explain_groups, move_key
+    from service.pipeline.events import explain_groups, move_key, part_of
 
     when = datetime.combine(q.day, time(12, 0), tzinfo=timezone.utc)
     stages = Stages(settings, repo)
@@ -151,9 +151,11 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
                 if r.key.metric == headline or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
-        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)])
+        # what is alerted, and the metric asked about even where it is evidence only (compile time)
+        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)
+                                           or (q.metric is not None and r.key.metric == q.metric)])
         live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
-        verdicts = explain_groups(stages, view, group_moves(live))
+        verdicts = explain_groups(stages, view, group_moves(live, part_of(stages)))
         cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}
         kernels = sorted({r.key.kernel for r in refs if r.key.platform_short == q.platform_short
                           and (q.kernel is None or r.key.kernel == q.kernel)})

@@ -18,8 +18,9 @@ from typing import Any, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.classify.metrics import COMPARATOR_SPEEDUPS
 from service.config import Settings
+from service.domain import MetricKind
+from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
 from service.store.alerts_writer import (
@@ -279,12 +280,13 @@ class SourceView:
 
 def _detectable(metric: str) -> bool:
     """Flags and counts are facts about a run, not performance: never detect on them."""
-    return metric not in ("cudagraph", "helion_wins", "total")
+    return metric_of(metric).kind not in (MetricKind.COUNT, MetricKind.FLAG)
 
 
 def _alertable(metric: str) -> bool:
-    """The comparators' speedups feed the helion_only check but raise no alert of their own."""
-    return _detectable(metric) and metric not in COMPARATOR_SPEEDUPS
+    """What is detected and alerted: the catalogue says which metrics are evidence only (the
+    comparators' speedups, compile time), read beside a kernel's other moves."""
+    return _detectable(metric) and metric_of(metric).alerts
 
 
 def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> dict[int, list[Move]]:
@@ -393,12 +395,12 @@ def _detect_source(
     # 2. events: the live moves of the source grouped by platform and nightly, each group
     #    explained as a whole; its members take its verdict
     from service.classify import group_moves
-    from service.schedule.events import explain_groups, move_key
+    from service.pipeline.events import explain_groups, move_key, part_of
 
     live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
     lone = _lone_blips(live, view, stages)
     live = [m for m in live if move_key(m) not in lone]
-    groups = group_moves(live)
+    groups = group_moves(live, part_of(stages))
     newest = len(view.trend) - 1
     sid_of = {r.key: r.series_id for r in view.refs}
     settled = {
@@ -455,7 +457,7 @@ def _detect_source(
 def _lone_blips(moves: list[Move], view: SourceView, stages: Stages) -> set[tuple]:
     """Short ended excursions without enough company on their platform and night (±1) to be a
     hardware episode: noise, dropped before any event is explained (most nights have a few)."""
-    from service.schedule.events import move_key
+    from service.pipeline.events import move_key
 
     short = [m for m in moves if m.state == "ended" and m.nights_after <= stages.dset.revert_nights]
     if not short:
@@ -517,7 +519,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
     edits its Slack message) bumps only when what the message says changes.
     """
     from service.classify import group_moves
-    from service.schedule.events import move_key
+    from service.pipeline.events import move_key, part_of
 
     by_member = by_member or {}
     alerts = [
@@ -536,7 +538,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         members.append(m)
         by_move[_move_key(m)] = a
 
-    groups = group_moves(members)
+    groups = group_moves(members, part_of(stages))
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
     decided: dict[int, tuple[str, str, int]] = {}  # id(MoveGroup) -> (cause, kind, kernels)
@@ -555,7 +557,8 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
             ends = [a.end_run_pk for a in alert_rows]
             end_pk = max(ends, key=lambda pk: view.ordinal.get(pk, -1)) if state == "ended" and all(ends) else None
             rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
-                              state, tuple(a.id for a in alert_rows), kind=kind, end_run_pk=end_pk)
+                              state, tuple(a.id for a in alert_rows), kind=kind, end_run_pk=end_pk,
+                              part=group.part)
         g, bumped = upsert_group(session, rec, now)
         stored_of[id(group)] = g.id
         summary.groups_bumped += bumped
@@ -603,7 +606,8 @@ def _parent_verdict(group, decided: dict) -> tuple[str, str, float, tuple[dict, 
     cause, n = weight.most_common(1)[0]
     total = sum(weight.values())
     parts = ", ".join(f"{c} {k}" for c, k in weight.most_common())
-    detail = (f"{len(group.children)} platforms stepped on the same nightly; kernels by cause: {parts}")
+    detail = (f"{len({c.platform_short for c in group.children})} platforms stepped on the same nightly; "
+              f"kernels by cause: {parts}")
     return cause, kinds[cause].most_common(1)[0][0], round(n / total, 3), (
         {"check": "members", "verdict": cause, "detail": detail},)
 
