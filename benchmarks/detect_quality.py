@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from service.detect import DetectSettings, change_points
-from tests.test_detect import make_series, replay
+from tests.synthetic_series import make_series, replay
 
 DATA = Path(os.environ.get("BENCHWATCH_DATASETS", "/work/shared/datasets"))
 TCPD = DATA / "tcpd"

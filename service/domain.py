@@ -87,6 +87,14 @@ STATUSES: tuple[str, ...] = tuple(s.value for s in AlertStatus)
 ACTIVE_STATUSES = frozenset({AlertStatus.OPEN, AlertStatus.ACKNOWLEDGED})
 
 
+class GroupKind(StrEnum):
+    """What an alert group holds: the moves of one first-bad nightly, or one nightly's health
+    findings (its queue label and badge are "health" too)."""
+
+    MOVE = "move"
+    HEALTH = "health"
+
+
 class Source(StrEnum):
     DASHBOARD = "dashboard"
     PRETUNED = "pretuned"
@@ -138,7 +146,8 @@ class Metric:
     speedup, evidence about the baselines, never a move of Helion; ``words``: how it reads after
     a kernel name ("" for the headline, the default reading); ``baseline``: the pretuned baseline
     a ``baseline:<x>:geomean`` metric measures against; ``alerts``: a move of it is an alert of its
-    own (False: evidence read beside a kernel's other moves, or a fact about a run)."""
+    own (False: evidence read beside a kernel's other moves, or a fact about a run); ``unit``: what
+    a chart's axis says ("×" a speedup, "ms", "s", "" a count or flag)."""
 
     name: str
     kind: MetricKind
@@ -148,6 +157,7 @@ class Metric:
     comparator: bool = False
     baseline: str | None = None
     alerts: bool = True
+    unit: str = ""
 
     @property
     def lower_is_better(self) -> bool:
@@ -160,16 +170,17 @@ class Metric:
 
 _D, _P = Source.DASHBOARD, Source.PRETUNED
 CATALOGUE: dict[str, Metric] = {m.name: m for m in (
-    Metric("helion_speedup_geomean", MetricKind.SPEEDUP, _D, "", headline=True),
-    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True, alerts=False),
+    Metric("helion_speedup_geomean", MetricKind.SPEEDUP, _D, "", headline=True, unit="×"),
+    Metric("triton_speedup_geomean", MetricKind.SPEEDUP, _D, "triton speedup", comparator=True, alerts=False,
+           unit="×"),
     Metric("torch_compile_speedup_geomean", MetricKind.SPEEDUP, _D, "torch.compile speedup", comparator=True,
-           alerts=False),
-    Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency"),
+           alerts=False, unit="×"),
+    Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency", unit="ms"),
     # how long Helion takes to compile and autotune: noisy night to night, and what it tells (a
     # capped autotune compiles much faster) is read beside the kernel's speed, not alerted alone
-    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False),
-    Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True),
-    Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup"),
+    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False, unit="s"),
+    Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True, unit="×"),
+    Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup", unit="×"),
     Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins", alerts=False),
     Metric("total", MetricKind.COUNT, _P, "total", alerts=False),
     Metric("cudagraph", MetricKind.FLAG, _P, "cudagraph", alerts=False),
@@ -183,18 +194,28 @@ def baseline_metric(name: str) -> str:
     return f"{_BASELINE_PREFIX}{name}{_BASELINE_SUFFIX}"
 
 
+def _guessed_unit(name: str) -> str:
+    """An unknown metric's unit, read off its name the way upstream names them (``_ms``, ``_s``)."""
+    if name.endswith("_ms"):
+        return "ms"
+    if name.endswith("_s"):
+        return "s"
+    return "×" if "speedup" in name or "geomean" in name else ""
+
+
 @lru_cache(maxsize=1024)
 def metric(name: str) -> Metric:
     """The catalogue entry of a stored metric name; ``baseline:<x>:geomean`` is parsed here, once.
-    An unknown name (the upstream schema grows) reads as itself, higher-is-better."""
+    An unknown name (the upstream schema grows) reads as itself, higher-is-better, its unit
+    guessed from its name."""
     known = CATALOGUE.get(name)
     if known is not None:
         return known
     if name.startswith(_BASELINE_PREFIX) and name.endswith(_BASELINE_SUFFIX) \
             and len(name) > len(_BASELINE_PREFIX) + len(_BASELINE_SUFFIX):
         base = name[len(_BASELINE_PREFIX):-len(_BASELINE_SUFFIX)]
-        return Metric(name, MetricKind.SPEEDUP, _P, f"{base} baseline", baseline=base)
-    return Metric(name, MetricKind.SPEEDUP, _D, name)
+        return Metric(name, MetricKind.SPEEDUP, _P, f"{base} baseline", baseline=base, unit="×")
+    return Metric(name, MetricKind.SPEEDUP, _D, name, unit=_guessed_unit(name))
 
 
 def _names(**want) -> tuple[str, ...]:
@@ -206,3 +227,12 @@ LOWER_IS_BETTER = frozenset(m.name for m in CATALOGUE.values() if m.lower_is_bet
 COMPARATOR_SPEEDUPS = _names(comparator=True)
 # what the dashboard document yields per run
 DASHBOARD_METRICS = _names(source=_D)
+# the time a kernel's row shows beside its headline speedup
+LATENCY = "helion_latency_avg_ms"
+# per source, the catalogue's speedups and times in catalogue order: the lines an alert's chart
+# draws beside the moved metric (counts and flags are not trends to read a step against)
+CHARTED: dict[str, tuple[str, ...]] = {
+    s.value: tuple(m.name for m in CATALOGUE.values()
+                   if m.source == s and m.kind in (MetricKind.SPEEDUP, MetricKind.TIME))
+    for s in Source
+}

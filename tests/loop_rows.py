@@ -1,4 +1,5 @@
-"""Hand-made store rows for the nightly-loop tests (a helper module: it holds no tests).
+"""Hand-made store rows for the nightly-loop tests (a helper module: it holds no tests), and
+`ScriptedDetect`, a detect stage that writes on night N what that night's detection would.
 
 Rows go through the real writers (`upsert_alert`, `upsert_group`) that the detect pass uses, so
 revisions and histories behave as in production.
@@ -6,6 +7,7 @@ revisions and histories behave as in production.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 from service.records import Classification, Evidence, Move, RankedCommit, RunRef, SeriesKey
@@ -101,3 +103,20 @@ class Rows:
         with self.store.session() as s:
             g, _ = upsert_group(s, rec, now or night_time(fb))
             return g.id
+
+
+class ScriptedDetect:
+    """Stands in for detect_pass: on night N it writes what that night's detection would."""
+
+    def __init__(self, rows: Rows, script: dict, pause: float = 0.0) -> None:
+        self.rows, self.script, self.pause, self.calls = rows, script, pause, 0
+
+    def __call__(self, store, settings, repo, *, now, fetch):
+        self.calls += 1
+        time.sleep(self.pause)
+        night = (now.replace(tzinfo=None) - night_time(0).replace(tzinfo=None)).days
+        for n in sorted(self.script):
+            if n <= night and n not in getattr(self, "_done", set()):
+                self.script[n](self.rows)
+                self._done = getattr(self, "_done", set()) | {n}
+        return f"scripted detect through night {night}"

@@ -3,44 +3,12 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
 
-from service.detect import DetectSettings, change_points, detect_series, reconcile
-from service.records import Move, SeriesData, SeriesKey, SeriesPoint
-
-T0 = datetime(2026, 1, 1, 8, 0, tzinfo=timezone.utc)
-S = DetectSettings()
-
-
-def make_series(values, *, metric="helion_speedup_geomean", trend=None, start=T0, kernel="softmax") -> SeriesData:
-    """One point per night; ``trend[i] is False`` marks a manual run (same day, later)."""
-    pts = []
-    for i, v in enumerate(values):
-        is_trend = True if trend is None else bool(trend[i])
-        date = start + timedelta(days=i, hours=0 if is_trend else 5)
-        sha = f"{i:08x}"
-        pts.append(SeriesPoint(f"r{i}", sha, sha * 5, date, None if v is None else float(v), is_trend))
-    return SeriesData(SeriesKey("dashboard", "h100", kernel, metric), tuple(pts))
-
-
-def replay(x, start: int, settings: DetectSettings = S) -> list[list[Move]]:
-    """Detect + reconcile night by night from `start`, as the nightly pass does: the stored moves
-    after each night (retracted ones shown that night, then dropped)."""
-    stored: list[Move] = []
-    nights = []
-    for n in range(start, len(x) + 1):
-        stored = reconcile(stored, detect_series(make_series(x[:n]), settings), settings)
-        nights.append(list(stored))
-        stored = [m for m in stored if m.state != "retracted"]
-    return nights
-
-
-def noisy(n, seed, level=1.5, rel_sigma=0.01):
-    rng = np.random.default_rng(seed)
-    return level * np.exp(rng.normal(0.0, rel_sigma, n))
+from service.detect import DetectSettings, change_points, detect_series
+from tests.synthetic_series import S, make_series, noisy
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -12,7 +12,7 @@ import pytest
 from service.config import DEFAULT_CONFIG
 from service.detect import DetectSettings, detect_series, reconcile
 from service.errors import BenchwatchError
-from tests.test_detect import make_series, noisy, replay
+from tests.synthetic_series import make_series, noisy, replay
 
 S = DetectSettings()
 

@@ -16,6 +16,7 @@ def test_stored_strings_are_unchanged():
     assert domain.SOURCES == ("dashboard", "pretuned")
     assert [s.value for s in domain.MoveState] == ["provisional", "confirmed", "ended", "retracted"]
     assert [d.value for d in domain.Direction] == ["regression", "improvement"]
+    assert [k.value for k in domain.GroupKind] == ["move", "health"]
     assert set(domain.Verdict) == set(Cause) | {"neutral"}
     assert Cause.METHOD_CHANGE == "method_change" and f"{Source.PRETUNED}" == "pretuned"
 
@@ -46,6 +47,25 @@ def test_derived_metric_sets():
     assert domain.COMPARATOR_SPEEDUPS == ("triton_speedup_geomean", "torch_compile_speedup_geomean")
     assert domain.baseline_metric("fla") == "baseline:fla:geomean"
     assert metric(domain.baseline_metric("fla")).baseline == "fla"
+
+
+@pytest.mark.parametrize("name, unit", [
+    ("helion_speedup_geomean", "×"), ("geomean", "×"), ("best_speedup", "×"), ("baseline:triton:geomean", "×"),
+    ("helion_latency_avg_ms", "ms"), ("compile_time_geomean_s", "s"), ("helion_wins", ""), ("cudagraph", ""),
+    # an unknown name: its unit is read off its suffix or words
+    ("new_latency_ms", "ms"), ("new_wall_s", "s"), ("new_speedup", "×"), ("something_new", ""),
+])
+def test_each_metric_names_its_unit(name, unit):
+    assert metric(name).unit == unit
+
+
+def test_charted_metrics_are_each_sources_speedups_and_times_in_catalogue_order():
+    assert domain.CHARTED == {
+        "dashboard": ("helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean",
+                      "helion_latency_avg_ms", "compile_time_geomean_s"),
+        "pretuned": ("geomean", "best_speedup"),
+    }
+    assert metric(domain.LATENCY).kind is MetricKind.TIME and metric(domain.LATENCY).unit == "ms"
 
 
 @pytest.mark.parametrize("machine, human, reads", [

@@ -10,8 +10,8 @@ from pathlib import Path
 from service.config import Settings
 from service.errors import BenchwatchError
 from service.pipeline.ingest_pass import ingest_source
-from sqlalchemy import text
 from tests import upstream_docs as docs
+from tests.ingest_counts import TABLES, ingest_row_counts
 
 SEED, CASES = 1212, 100  # per backend and document: 400 cases in all
 # Values that pass a loose schema but not a store, beside plainly wrong ones. A poisoned leaf
@@ -77,17 +77,6 @@ def _mutate(rng: random.Random, doc: dict) -> bytes:
     return json.dumps(out, allow_nan=True).encode()
 
 
-TABLES = ("runs", "tracks", "series", "points", "observations", "shape_values", "track_events",
-          "ingest_log", "ingest_conflicts")
-SNAPSHOT = text("SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in TABLES))
-
-
-def _snapshot(store) -> tuple:
-    """Row counts of every table ingest writes (one query: the fuzz loop takes hundreds)."""
-    with store.engine.connect() as conn:
-        return tuple(conn.execute(SNAPSHOT).one())
-
-
 def _fuzz(store, tmp_path: Path, source: str, make) -> tuple[int, int]:
     rng = random.Random(f"{SEED}:{source}:{store.dialect}")
     settings = Settings()
@@ -96,19 +85,19 @@ def _fuzz(store, tmp_path: Path, source: str, make) -> tuple[int, int]:
     path.write_bytes(json.dumps(base).encode())
     ingest_source(store, settings, source, str(path))
     stored = refused = 0
-    before = _snapshot(store)
+    before = ingest_row_counts(store)
     for i in range(CASES):
         path = tmp_path / f"{source}-{i}.json"
         path.write_bytes(_mutate(rng, make(4)))
         try:
             ingest_source(store, settings, source, str(path))
             stored += 1
-            before = _snapshot(store)
+            before = ingest_row_counts(store)
         except BenchwatchError as exc:
             refused += 1
             assert exc.exit_code == 2, (i, exc.message)
             assert "\n" not in exc.message and exc.message.startswith(f"{source}: "), (i, exc.message)
-            assert _snapshot(store) == before, (i, exc.message)
+            assert ingest_row_counts(store) == before, (i, exc.message)
     return stored, refused
 
 
@@ -119,17 +108,30 @@ def test_fuzzed_documents_are_stored_or_refused_in_one_line(store, tmp_path):
         assert stored >= 10 and refused >= 50, (source, stored, refused)
 
 
-def test_a_refused_document_exits_2_through_the_cli(cli, tmp_path):
+def test_a_refused_document_exits_2_through_the_cli(cli, tmp_path, db_url):
+    """Through the CLI too: a refused document is one error line, exit 2, and writes nothing; a
+    stored one says what it stored on stdout, exit 0, and its ingest is recorded."""
+    from service.store.db import Store
+
+    store = Store(db_url)
     rng = random.Random(SEED)
-    shown = 0
+    outcomes = []
     for i in range(8):
         raw = _mutate(rng, docs.dashboard(4))
         path = tmp_path / f"d{i}.json"
         path.write_bytes(raw)
+        before = ingest_row_counts(store)
         res = cli("ingest", "--dashboard", str(path))
-        assert res.exit_code in (0, 2), res.output
+        after = ingest_row_counts(store)
+        outcomes.append(res.exit_code)
         if res.exit_code == 2:
             lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
             assert len(lines) == 1 and lines[0].startswith("benchwatch: error: dashboard: "), res.stderr
-            shown += 1
-    assert shown >= 3
+            assert after == before, (i, res.stderr)
+        else:
+            assert res.exit_code == 0 and res.stderr.strip() == "", (i, res.output)
+            assert res.stdout.startswith("dashboard: "), (i, res.stdout)
+            ingests = TABLES.index("ingest_log")
+            assert after[ingests] == before[ingests] + 1, i
+    store.dispose()
+    assert outcomes.count(2) >= 3 and 0 in outcomes and set(outcomes) <= {0, 2}, outcomes  # both paths ran

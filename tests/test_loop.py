@@ -3,6 +3,7 @@ stand-in (the detect stage is replaced by a script that writes the alerts a nigh
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,29 +16,14 @@ from pathlib import Path
 from service.schedule.lock import LockBusy, run_lock
 from service.schedule.run_once import run_once
 from service.store import outbox
+from service.store.status import store_status
 from service.store.tables import SchemaNote
+from tests import upstream_docs as docs
 from tests.slack_standin import TOKEN, SlackStandIn
-from tests.loop_rows import Rows, night_time
-from tests.test_notify import CHANNEL, make_settings
+from tests.loop_rows import Rows, ScriptedDetect, night_time
+from tests.notify_harness import CHANNEL, make_settings
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class ScriptedDetect:
-    """Stands in for detect_pass: on night N it writes what that night's detection would."""
-
-    def __init__(self, rows: Rows, script: dict, pause: float = 0.0) -> None:
-        self.rows, self.script, self.pause, self.calls = rows, script, pause, 0
-
-    def __call__(self, store, settings, repo, *, now, fetch):
-        self.calls += 1
-        time.sleep(self.pause)
-        night = (now.replace(tzinfo=None) - night_time(0).replace(tzinfo=None)).days
-        for n in sorted(self.script):
-            if n <= night and n not in getattr(self, "_done", set()):
-                self.script[n](self.rows)
-                self._done = getattr(self, "_done", set()) | {n}
-        return f"scripted detect through night {night}"
 
 
 def _run(store, settings, detect, night, hours=3.0):
@@ -131,16 +117,32 @@ def test_two_concurrent_runs_do_the_work_once(store):
         pass
 
 
-def test_cli_second_copy_exits_cleanly_saying_why(cli, store):
+def _document(tmp_path: Path) -> str:
+    """A good dashboard document on disk: what a run that did any work would ingest."""
+    path = tmp_path / "dashboard.json"
+    path.write_text(json.dumps(docs.dashboard(3)))
+    return str(path)
+
+
+def _ingested_runs(store) -> int:
+    with store.session() as s:
+        return store_status(s)["runs"]
+
+
+def test_cli_second_copy_exits_cleanly_saying_why(cli, store, tmp_path):
     with run_lock(store):
-        r = cli("run-once", "--dashboard", "", "--pretuned", "")
+        r = cli("run-once", "--dashboard", _document(tmp_path), "--pretuned", "")
     assert r.exit_code == 0
     assert f"another run is in progress (held by pid {os.getpid()} on " in r.output
+    assert _ingested_runs(store) == 0  # the second copy did nothing
 
 
-def test_cli_bad_repo_is_refused_before_any_work(cli, tmp_path):
-    r = cli("run-once", "--dashboard", "", "--pretuned", "", "--repo", str(tmp_path / "nope"))
+def test_cli_bad_repo_is_refused_before_any_work(cli, store, tmp_path):
+    r = cli("run-once", "--dashboard", _document(tmp_path), "--pretuned", "", "--repo", str(tmp_path / "nope"))
     assert r.exit_code == 2 and "is not a git clone" in r.output
+    assert _ingested_runs(store) == 0
+    r = cli("run-once", "--dashboard", _document(tmp_path), "--pretuned", "")  # the same run, once allowed
+    assert r.exit_code == 0 and _ingested_runs(store) == 3, r.output
 
 
 def _subprocess_env(db_url: str, slack: SlackStandIn) -> dict:

@@ -7,9 +7,6 @@ import logging
 import re
 import time
 
-import pytest
-
-from service.config import Settings
 from service.notify.deliver import deliver_pending
 from service.notify.plan import plan_daily_digest, plan_notifications
 from service.notify.render import escape, render_group
@@ -17,26 +14,8 @@ from service.notify.slack import make_client
 from service.notify.view import group_view
 from service.store import outbox
 from service.store.tables import AlertGroup, OutboxMessage, SlackThread
-from tests.slack_standin import TOKEN, SlackStandIn
 from tests.loop_rows import Rows, night_time, sha
-
-CHANNEL = "C0TRIAGE"
-
-
-def make_settings(slack: SlackStandIn | None = None, **notify) -> Settings:
-    s = {"channel": CHANNEL, "retries": 2, "backoff_s": 0.01}
-    if slack is not None:
-        s.update(token=TOKEN, api_url=slack.base_url)
-    # the move path only: these stores are hand-made rows, not nightlies a health check could
-    # judge (health alerts have their own tests in tests/test_health_*.py)
-    return Settings(slack=s, notify=notify or {}, web={"base_url": "http://bw.test:8080"},
-                    health={"enabled": False})
-
-
-@pytest.fixture
-def slack():
-    with SlackStandIn() as server:
-        yield server
+from tests.notify_harness import make_settings, plan_and_deliver, slack  # noqa: F401 - fixture
 
 
 def _all_text(msg: dict) -> str:
@@ -48,13 +27,6 @@ def _all_text(msg: dict) -> str:
         for e in b.get("elements", []):
             parts.append(e.get("text", ""))
     return "\n".join(parts)
-
-
-def plan_and_deliver(store, settings, now, client="default"):
-    with store.session() as s:
-        plan = plan_notifications(s, settings, now)
-    kw = {} if client == "default" else {"client": client}
-    return plan, deliver_pending(store, settings, now=now, **kw)
 
 
 # --- rendering -----------------------------------------------------------------------------

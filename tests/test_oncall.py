@@ -13,7 +13,7 @@ from service.store.alert_reads import get_alert
 from service.store.tables import Alert, AlertGroup
 from tests.slack_standin import SlackStandIn
 from tests.loop_rows import Rows, night_time
-from tests.test_notify import make_settings, plan_and_deliver
+from tests.notify_harness import make_settings, plan_and_deliver
 
 
 def test_actions_write_an_audit_trail_and_bump_the_group(store):

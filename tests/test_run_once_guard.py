@@ -12,9 +12,8 @@ from service.schedule.run_once import run_once
 from service.store.status import store_status
 from tests import upstream_docs as docs
 from tests.slack_standin import SlackStandIn
-from tests.test_loop import ScriptedDetect
-from tests.loop_rows import Rows, night_time
-from tests.test_notify import make_settings
+from tests.loop_rows import Rows, ScriptedDetect, night_time
+from tests.notify_harness import make_settings
 
 # passes a schema without bounds; on SQLite the write raised OverflowError, on PostgreSQL a
 # NumericValueOutOfRange traceback: exit 1 before pretuned, detection or Slack were reached

@@ -12,17 +12,10 @@ from service.notify import slack as slack_api
 from service.store import outbox
 from service.store.status import store_status
 from service.web.app import create_app
-from tests.slack_standin import SlackStandIn
 from tests.loop_rows import Rows, night_time
-from tests.test_notify import make_settings, plan_and_deliver
+from tests.notify_harness import make_settings, plan_and_deliver, slack  # noqa: F401 - fixture
 
 NO_HISTORY = 10**6  # every conversations.history call refused, as without channels:history
-
-
-@pytest.fixture
-def slack():
-    with SlackStandIn() as server:
-        yield server
 
 
 def _groups(store, n: int) -> list[int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from service.store.db import Store
 from tests import upstream_docs as docs
-from tests.test_ingest_fuzz import _snapshot
+from tests.ingest_counts import ingest_row_counts
 
 D, P = "dashboard", "pretuned"
 BASELINE = {"wins": 1, "total": 4, "geomean": 1.1}
@@ -49,7 +49,7 @@ def test_values_the_store_cannot_hold_are_refused_on_both_backends(cli, db_url, 
         assert cli("ingest", f"--{source}", str(path)).exit_code == 0
     assert _status(cli)["runs"] == 6 and _status(cli)["shape_rows"] == 8
     store = Store(db_url)
-    before = _snapshot(store)
+    before = ingest_row_counts(store)
     for i, (source, where, value, needle) in enumerate(CASES):
         path = tmp_path / f"bad{i}.json"
         path.write_text(json.dumps(docs.poke(docs.dashboard(4) if source == D else docs.pretuned(4), where, value)))
@@ -57,7 +57,7 @@ def test_values_the_store_cannot_hold_are_refused_on_both_backends(cli, db_url, 
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
         assert res.exit_code == 2, (where, res.output)
         assert len(lines) == 1 and needle in lines[0], (where, res.stderr)
-        assert _snapshot(store) == before, where
+        assert ingest_row_counts(store) == before, where
     store.dispose()
     # the same documents without the poison are stored: the bounds refuse only what they must
     path = tmp_path / "fine.json"

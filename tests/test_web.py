@@ -11,50 +11,16 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from service.config import Settings, WebSettings
+from service.config import WebSettings
 from service.store.alert_reads import get_alert, list_alerts
 from service.store.db import Store
 from service.store.tables import Alert, AlertHistory
 from service.web.app import create_app
-from service.web.auth import check_credentials, hash_password
+from service.web.auth import check_credentials
+from tests.web_client import (  # noqa: F401 - alice_hash, client and world are fixtures
+    PASSWORD, SECRET_KEY, TEAM_TOKEN, alice_hash, client, csrf_of, make_settings, sign_in, world,
+)
 from tests.web_world import XSS_KERNEL, XSS_NOTE, XSS_SUBJECT, build_world
-
-PASSWORD = "correct horse battery"
-TEAM_TOKEN = "team-token-5f1c2e9a"
-SECRET_KEY = "session-key-0b7d3c1e9f"
-
-
-@pytest.fixture(scope="module")
-def alice_hash() -> str:
-    return hash_password(PASSWORD, rounds=4)
-
-
-def make_settings(alice_hash: str, **web) -> Settings:
-    return Settings(web=WebSettings(secret_key=SECRET_KEY, team_token=TEAM_TOKEN,
-                                    users={"alice": alice_hash}, **web))
-
-
-@pytest.fixture
-def world(store):
-    return build_world(store, nights=50)
-
-
-@pytest.fixture
-def client(store, world, alice_hash):
-    with TestClient(create_app(make_settings(alice_hash), store), follow_redirects=False) as c:
-        yield c
-
-
-def csrf_of(html: str) -> str:
-    m = re.search(r'name="csrf_token" value="([^"]+)"', html)
-    assert m, "form without a CSRF token"
-    return m.group(1)
-
-
-def sign_in(client: TestClient, name: str = "alice", password: str = PASSWORD, next_: str = "/"):
-    token = csrf_of(client.get("/login").text)
-    return client.post("/login", data={"name": name, "password": password, "csrf_token": token, "next": next_})
-
 
 def queue_rows(html: str) -> list[tuple[str, str, str]]:
     """(group id, status, cause) of each queue row, in page order."""

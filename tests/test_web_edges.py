@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.test_web import alice_hash, client, world  # noqa: F401 - fixtures
+from tests.web_client import alice_hash, client, world  # noqa: F401 - fixtures
 from tests.web_world import XSS_KERNEL
 
 

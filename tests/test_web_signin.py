@@ -5,30 +5,21 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from service.cli.main import app as cli_app
-from service.config import Settings, WebSettings
+from service.config import WebSettings
 from service.web.app import create_app
 from service.web.auth import check_credentials, hash_password, user_rounds
 from tests.loop_rows import Rows
-from tests.test_web import PASSWORD, SECRET_KEY, TEAM_TOKEN, csrf_of, sign_in
-
-
-@pytest.fixture(scope="module")
-def alice_hash() -> str:
-    return hash_password(PASSWORD, rounds=4)
-
-
-def _settings(alice_hash: str, **web) -> Settings:
-    return Settings(web=WebSettings(secret_key=SECRET_KEY, team_token=TEAM_TOKEN,
-                                    users={"alice": alice_hash}, **web))
+from tests.web_client import (  # noqa: F401 - alice_hash is a fixture
+    PASSWORD, TEAM_TOKEN, alice_hash, csrf_of, make_settings, sign_in,
+)
 
 
 def _client(store, alice_hash, **web) -> TestClient:
-    return TestClient(create_app(_settings(alice_hash, **web), store), follow_redirects=False)
+    return TestClient(create_app(make_settings(alice_hash, **web), store), follow_redirects=False)
 
 
 def test_wrong_passwords_lock_the_name_even_for_the_right_password(lite, alice_hash):

@@ -9,22 +9,24 @@ when revised. Planning twice over the same store writes nothing the second time 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
+from service.domain import GroupKind, MoveState
 from service.notify.render import render_daily_digest, render_group, render_history_digest
 from service.notify.render_health import render_health
 from service.notify.decide import Action, decide, posted_and_current
 from service.notify.view import GroupView, group_view
+from service.store.group_reads import (
+    OutboxEntry, oldest_child_thread, outbox_by_group, top_groups, top_move_groups,
+)
 from service.store.health_reads import health_group_view
 from service.store import outbox
 from service.records import naive
-from service.store.tables import AlertGroup, OutboxMessage, SlackThread
+from service.store.tables import AlertGroup
 
 
 @dataclass
@@ -47,16 +49,6 @@ def _payload(view: GroupView) -> dict:
     return msg
 
 
-def _child_thread(session: Session, group: AlertGroup) -> SlackThread | None:
-    """The oldest Slack message of a platform group under this cross-platform parent."""
-    children = list(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
-    if not children:
-        return None
-    return session.scalars(
-        select(SlackThread).where(SlackThread.group_id.in_(children)).order_by(SlackThread.posted_at)
-    ).first()
-
-
 def _health_payload(session: Session, group: AlertGroup, settings: Settings) -> dict:
     msg = render_health(health_group_view(session, group), settings)
     msg["group_id"] = group.id
@@ -65,7 +57,7 @@ def _health_payload(session: Session, group: AlertGroup, settings: Settings) -> 
 
 
 def plan_health_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
-                      summary: PlanSummary, rows: list[OutboxMessage]) -> None:
+                      summary: PlanSummary, rows: list[OutboxEntry]) -> None:
     """A nightly's health message: posted once (however old: silence is always news), edited
     whenever its revision grows (a finding added, recovered, or acted on)."""
     if not rows:
@@ -80,15 +72,15 @@ def plan_health_group(session: Session, group: AlertGroup, settings: Settings, n
 
 
 def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
-               summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxMessage]) -> None:
+               summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxEntry]) -> None:
     """Carry out `decide` for one top-level group (the rules are there)."""
-    if group.kind == "health":
+    if group.kind == GroupKind.HEALTH:
         plan_health_group(session, group, settings, now, summary, rows)
         return
     if posted_and_current(group.revision, rows):
         return  # the common case: no view to build
     view = group_view(session, group, settings)
-    thread = None if any(r.kind == "post" for r in rows) else _child_thread(session, group)
+    thread = None if any(r.kind == "post" for r in rows) else oldest_child_thread(session, group.id)
     intent = decide(view, rows, now, max_age_days=settings.notify.max_age_days,
                     child_posted=thread is not None)
     if intent.action is Action.ADOPT:
@@ -119,14 +111,8 @@ def plan_notifications(session: Session, settings: Settings, now: datetime | Non
     now = now or datetime.now(timezone.utc)
     summary = PlanSummary()
     historic: list[tuple[int, int]] = []
-    tops = session.scalars(
-        select(AlertGroup).where(AlertGroup.parent_id.is_(None)).order_by(AlertGroup.id)
-    ).all()
-    by_group: dict[int, list[OutboxMessage]] = defaultdict(list)
-    for row in session.scalars(
-        select(OutboxMessage).where(OutboxMessage.group_id.is_not(None)).order_by(OutboxMessage.id)
-    ):
-        by_group[row.group_id].append(row)
+    tops = top_groups(session)
+    by_group = outbox_by_group(session)
     for group in tops:
         plan_group(session, group, settings, now, summary, historic, by_group.get(group.id, []))
     if historic:
@@ -145,10 +131,9 @@ def plan_daily_digest(session: Session, settings: Settings, now: datetime | None
     """One digest of open groups per UTC day (key ``digest:daily:<date>``); True if written."""
     now = now or datetime.now(timezone.utc)
     rows = []
-    for group in session.scalars(
-        select(AlertGroup).where(AlertGroup.parent_id.is_(None), AlertGroup.state != "retracted",
-                                 AlertGroup.kind == "move")
-    ):
+    for group in top_move_groups(session):
+        if group.state == MoveState.RETRACTED:
+            continue
         view = group_view(session, group, settings)
         if not view.postable:
             continue

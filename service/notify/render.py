@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from service.config import Settings
+from service.domain import Cause
 from service.notify import words
 from service.notify.view import GroupView, KernelRow
 
@@ -52,11 +53,11 @@ def _kernel_line(row: KernelRow, with_platform: bool) -> str:
 
 def _commit_section(view: GroupView) -> str:
     c = view.commit
-    label = {"real": "Culprit", "method_change": "Change commit", "hardware": "Runner/hardware commit"}
+    label = {Cause.REAL: "Culprit", Cause.METHOD_CHANGE: "Change commit", Cause.HARDWARE: "Runner/hardware commit"}
     if c is None:
-        if view.cause == "hardware":
+        if view.cause == Cause.HARDWARE:
             return "*Runner/hardware commit:* none in the window (an environment change)"
-        if view.cause == "real":
+        if view.cause == Cause.REAL:
             return "*Culprit:* no single commit stands out"
         return ""
     by = f" by *{escape(c.author)}*" if c.author else ""
@@ -67,7 +68,7 @@ def render_group(view: GroupView) -> dict[str, Any]:
     """The group's one message: {"text": fallback, "blocks": [...]}. Pure: every link and
     word comes from the view, so the message and the group page say the same."""
     title = words.title(view)
-    retracted = view.state == "retracted" or view.cause == "noise"
+    retracted = view.withdrawn
     cross = len(view.platforms) > 1
     fb, lg = view.first_bad, view.last_good
 

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Any
 
 from service.config import Settings
+from service.domain import AlertStatus
 from service.health.records import KIND_WORDS, KINDS
 from service.notify.render import MAX_HEADER, _cap, _section, _url, escape
 
@@ -20,7 +21,7 @@ def _line(a: dict) -> str:
     text = f"*{escape(words)}*: {escape(a['detail'])}"
     if a["state"] == "recovered":
         return f"~{text}~ recovered {(a['recovered_at'] or '')[:10]}"
-    if a["status"] in ("acknowledged", "dismissed", "resolved") and a["state"] != "info":
+    if a["status"] != AlertStatus.OPEN and a["state"] != "info":  # someone acted on it
         text += f" ({escape(a['status'])})"
     return text
 

@@ -16,16 +16,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from service.records import HEADLINE
+from service.domain import ACTIVE_STATUSES, HEADLINE, LATENCY, AlertStatus, Cause, Direction, MoveState, group_cause
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from service.config import Settings
+    from service.notify.links import Links
+    from service.store.run_reads import RunStamp
     from service.store.tables import AlertGroup
 
-CLOSED = ("resolved", "dismissed")
-LATENCY = "helion_latency_avg_ms"
+CLOSED = frozenset(AlertStatus) - ACTIVE_STATUSES  # resolved or dismissed: nobody's work any more
 # audit actions a person takes that the group page and Slack show
 HUMAN_ACTIONS = ("acknowledged", "assigned", "resolved", "dismissed", "reopened", "reclassified", "note")
 
@@ -64,7 +65,7 @@ class KernelRow:
     speedup_pct: float | None  # the headline metric's change
     latency_pct: float | None
     other: tuple[tuple[str, float], ...]  # (metric words, change %) of the other moved metrics
-    direction: str  # of the lead alert: regression | improvement
+    direction: str  # of the lead alert (a Direction)
     status: str  # the least settled member status (open < acknowledged < resolved/dismissed)
     true_speedup: float | None
     true_speedup_reason: str
@@ -131,10 +132,15 @@ class GroupView:
         return group_status([s for s, _ in self.statuses])
 
     @property
+    def withdrawn(self) -> bool:
+        """Retracted by the detector or called noise (by it or on-call): it reads "Retracted",
+        with no commit, evidence or work to show."""
+        return self.state == MoveState.RETRACTED or self.cause == Cause.NOISE
+
+    @property
     def postable(self) -> bool:
         """Worth a Slack message: something moved, it is not noise, and someone still has work."""
-        return bool(self.alerts) and self.state != "retracted" and self.cause != "noise" \
-            and not self.all_closed
+        return bool(self.alerts) and not self.withdrawn and not self.all_closed
 
     def to_json(self) -> dict[str, Any]:
         """The view as scripts see it (`alerts --groups --format json`, `/api/groups/{id}`)."""
@@ -163,17 +169,20 @@ class GroupView:
 def group_status(statuses) -> str:
     """Open while any member is open; then acknowledged; dismissed only when all are."""
     s = set(statuses)
-    if not s or "open" in s:
-        return "open"
-    if "acknowledged" in s:
-        return "acknowledged"
-    if s == {"dismissed"}:
-        return "dismissed"
-    return "resolved"
+    if not s or AlertStatus.OPEN in s:
+        return AlertStatus.OPEN.value
+    if AlertStatus.ACKNOWLEDGED in s:
+        return AlertStatus.ACKNOWLEDGED.value
+    if s == {AlertStatus.DISMISSED}:
+        return AlertStatus.DISMISSED.value
+    return AlertStatus.RESOLVED.value
+
+
+_RANK = {AlertStatus.OPEN.value: 0, AlertStatus.ACKNOWLEDGED.value: 1}  # the rest (settled): 2
 
 
 def _status_rank(status: str) -> int:
-    return {"open": 0, "acknowledged": 1}.get(status, 2)
+    return _RANK.get(status, 2)
 
 
 def kernel_rows(alerts: list[dict], metric_words) -> tuple[KernelRow, ...]:
@@ -192,7 +201,7 @@ def kernel_rows(alerts: list[dict], metric_words) -> tuple[KernelRow, ...]:
         honest = next((a for a in mine if a.get("true_speedup") is not None), None)
         rows.append(KernelRow(
             platform, kernel, lead["id"], tuple(a["id"] for a in mine), speed, lat, other,
-            lead.get("direction") or "regression",
+            lead.get("direction") or Direction.REGRESSION.value,
             min((a["status"] for a in mine), key=_status_rank),
             honest["true_speedup"] if honest else None,
             (honest.get("true_speedup_reason") or "") if honest else "",
@@ -232,41 +241,41 @@ def most_common_commit(alerts: list[dict], field_name: str) -> dict | None:
 # --- the store read -------------------------------------------------------------------------
 
 
-def member_alerts(session: Session, group: AlertGroup):
-    from sqlalchemy import select
-
+def member_alerts(session: Session, group: AlertGroup, children: tuple[int, ...] | None = None):
+    """The group's alerts and its child groups' (a cross-platform parent holds none itself)."""
     from service.store.alert_reads import load_alerts
-    from service.store.tables import Alert, AlertGroup as Group
+    from service.store.group_reads import child_group_ids
+    from service.store.tables import Alert
 
-    ids = [group.id] + list(session.scalars(select(Group.id).where(Group.parent_id == group.id)))
-    return load_alerts(session, Alert.group_id.in_(ids))
+    if children is None:
+        children = child_group_ids(session, group.id)
+    return load_alerts(session, Alert.group_id.in_((group.id, *children)))
 
 
 def group_view(session: Session, group: AlertGroup, settings: Settings | None = None) -> GroupView:
     """Read one move group (a cross-platform parent shows its platforms' alerts)."""
-    from sqlalchemy import select
-
     from service.config import Settings
     from service.notify.authors import author_of
     from service.notify.links import Links
     from service.notify.words import metric_words
-    from service.store.alert_reads import alerts_json, effective_cause, human_decisions
-    from service.store.tables import AlertGroup as Group, Run
+    from service.store.alert_reads import alerts_json, human_decisions
+    from service.store.group_reads import child_group_ids
+    from service.store.run_reads import runs_by_pk
 
     settings = settings or Settings()
     links = Links(settings.helion.github_url)
-    alerts = alerts_json(session, member_alerts(session, group))
-    live = [a for a in alerts if a["state"] != "retracted"] or alerts
+    children = child_group_ids(session, group.id)
+    alerts = alerts_json(session, member_alerts(session, group, children))
+    live = [a for a in alerts if a["state"] != MoveState.RETRACTED] or alerts
     live.sort(key=lambda a: (a["metric"] not in HEADLINE, -abs(a["change_pct"] or 0.0)))
-    cause, by_human = effective_cause(group.cause, alerts, human_decisions(session, [a["id"] for a in alerts]))
-    run = session.get(Run, group.first_bad_run_pk)
-    end = session.get(Run, group.end_run_pk) if group.end_run_pk else None
-    children = tuple(session.scalars(select(Group.id).where(Group.parent_id == group.id).order_by(Group.id)))
+    cause, by_human = group_cause(group.cause, alerts, human_decisions(session, [a["id"] for a in alerts]))
+    runs = runs_by_pk(session, (group.first_bad_run_pk, group.end_run_pk))
+    run, end = runs[group.first_bad_run_pk], runs.get(group.end_run_pk) if group.end_run_pk else None
     lead = live[0] if live else None
 
     commit = None
-    pick = (("culprit", "culprit"),) if cause == "real" else (("change_commit", "change"),) \
-        if cause in ("method_change", "hardware") else ()
+    pick = (("culprit", "culprit"),) if cause == Cause.REAL else (("change_commit", "change"),) \
+        if cause in (Cause.METHOD_CHANGE, Cause.HARDWARE) else ()
     for field_name, role in pick:
         c = most_common_commit(live, field_name)
         if c:
@@ -292,10 +301,10 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
         confidence=float(group.confidence),
         state=group.state,
         revision=group.revision,
-        first_bad=RunAt(run.run_id, run.full_sha[:8], run.full_sha, _iso(run.date), links.run(run.run_id)),
+        first_bad=_run_at(run, links),
         first_bad_date=run.date,
         last_good=last_good,
-        end=RunAt(end.run_id, end.full_sha[:8], end.full_sha, _iso(end.date), links.run(end.run_id)) if end else None,
+        end=_run_at(end, links) if end else None,
         kernels=kernel_rows(live, metric_words),
         commit=commit,
         compare_url=links.compare(last_good.full_sha, lead["first_bad"]["full_sha"]) if lead else None,
@@ -310,22 +319,15 @@ def group_view(session: Session, group: AlertGroup, settings: Settings | None = 
     )
 
 
-def list_group_views(session: Session, settings: Settings | None = None, *, status: str | None = "open",
-                     platform: str | None = None, cause: str | None = None,
-                     source: str | None = None) -> list[GroupView]:
+def list_group_views(session: Session, settings: Settings | None = None, *,
+                     status: str | None = AlertStatus.OPEN.value, platform: str | None = None,
+                     cause: str | None = None, source: str | None = None) -> list[GroupView]:
     """Top-level move groups, newest first-bad first (`alerts --groups`): filtered on the
     group's status (as the queue reads it), platform, effective cause and source."""
-    from sqlalchemy import select
+    from service.store.group_reads import top_move_groups
 
-    from service.store.tables import AlertGroup as Group, Run
-
-    q = (select(Group).join(Run, Run.id == Group.first_bad_run_pk)
-         .where(Group.parent_id.is_(None), Group.kind == "move")
-         .order_by(Run.date.desc(), Group.id.desc()))
-    if source is not None:
-        q = q.where(Group.source == source)
     out = []
-    for group in session.scalars(q):
+    for group in top_move_groups(session, source):
         view = group_view(session, group, settings)
         if status not in (None, "all") and view.status != status:
             continue
@@ -337,10 +339,10 @@ def list_group_views(session: Session, settings: Settings | None = None, *, stat
     return out
 
 
-def _iso(dt: datetime) -> str:
+def _run_at(run: RunStamp, links: Links) -> RunAt:
     from service.store.alert_reads import iso
 
-    return iso(dt) or ""
+    return RunAt(run.run_id, run.full_sha[:8], run.full_sha, iso(run.date) or "", links.run(run.run_id))
 
 
 def _sentences(evidence: list[dict]) -> tuple[str, ...]:

@@ -9,26 +9,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.domain import metric
-from service.records import CAUSE_WORDS
+from service.domain import CAUSE_WORDS, AlertStatus, Cause, Direction, Kind, MoveState, metric
 
 if TYPE_CHECKING:
     from service.notify.view import GroupView, KernelRow
 
 # what changed, per kind of benchmark method change (the kernel itself did not)
 METHOD_KIND_WORDS = {
-    "cudagraph": "a commit changed how this kernel is timed (CUDA graphs on or off)",
-    "shapes": "the input shapes changed, so the numbers before and after are not comparable",
-    "baseline": "the baseline changed (the torch/triton pins or the set of baselines), not Helion",
-    "autotune": "the autotune settings of the nightly changed",
-    "timer": "the timer changed (how latency is measured)",
-    "harness": "the benchmark harness changed",
+    Kind.CUDAGRAPH: "a commit changed how this kernel is timed (CUDA graphs on or off)",
+    Kind.SHAPES: "the input shapes changed, so the numbers before and after are not comparable",
+    Kind.BASELINE: "the baseline changed (the torch/triton pins or the set of baselines), not Helion",
+    Kind.AUTOTUNE: "the autotune settings of the nightly changed",
+    Kind.TIMER: "the timer changed (how latency is measured)",
+    Kind.HARNESS: "the benchmark harness changed",
 }
 KIND_WORDS = {
-    "code": "code change", "heuristics": "device heuristics", "cudagraph": "CUDA graphs",
-    "shapes": "input shapes", "baseline": "baseline", "autotune": "autotune settings",
-    "timer": "timer", "harness": "harness", "runner": "runner", "driver": "driver/image",
-    "thermal": "throttling", "outage": "outage",
+    Kind.CODE: "code change", Kind.HEURISTICS: "device heuristics", Kind.CUDAGRAPH: "CUDA graphs",
+    Kind.SHAPES: "input shapes", Kind.BASELINE: "baseline", Kind.AUTOTUNE: "autotune settings",
+    Kind.TIMER: "timer", Kind.HARNESS: "harness", Kind.RUNNER: "runner", Kind.DRIVER: "driver/image",
+    Kind.THERMAL: "throttling", Kind.OUTAGE: "outage",
 }
 
 
@@ -40,7 +39,7 @@ def metric_words(name: str) -> str:
 
 
 def cause_words(cause: str, direction: str | None = None) -> str:
-    if cause == "real" and direction == "improvement":
+    if cause == Cause.REAL and direction == Direction.IMPROVEMENT:
         return "Real improvement"
     return CAUSE_WORDS.get(cause, str(cause))
 
@@ -67,7 +66,7 @@ def magnitude(view: GroupView) -> str:
     if not rows:
         return "moved"
     size = _range([abs(r.main_pct) for r in rows])
-    improving = view.direction == "improvement"
+    improving = view.direction == Direction.IMPROVEMENT
     if all(r.speedup_pct is not None for r in rows):
         return f"{'gained' if improving else 'lost'} {size} speedup"
     if all(r.speedup_pct is None and r.latency_pct is not None for r in rows):
@@ -94,7 +93,7 @@ def commit_words(view: GroupView) -> str:
 
 def verdict(view: GroupView) -> str:
     words = cause_words(view.cause, view.direction)
-    if view.kind and view.cause != "noise" and not view.cause_by_human:
+    if view.kind and view.cause != Cause.NOISE and not view.cause_by_human:
         words += f" ({KIND_WORDS.get(view.kind, view.kind)})"
     return words
 
@@ -102,11 +101,11 @@ def verdict(view: GroupView) -> str:
 def headline(view: GroupView) -> str:
     """The group in one sentence: who moved, where, how much, when, why, and the commit."""
     date = view.first_bad.date[:10]
-    if view.state == "retracted" or view.cause == "noise":
+    if view.withdrawn:
         how = "on-call marked it as noise" if view.cause_by_human else "it now looks like noise"
         return f"Retracted: the move of {who(view)} on {where(view)} on {date} ({how})"
     text = f"{who(view)} on {where(view)} {magnitude(view)} on {date}"
-    if view.state == "ended" and view.end is not None:
+    if view.state == MoveState.ENDED and view.end is not None:
         text += f", recovered on {view.end.date[:10]}"
     text += f" — {verdict(view).lower() if not view.cause_by_human else verdict(view).lower() + ' (set by on-call)'}"
     cw = commit_words(view)
@@ -118,18 +117,19 @@ def headline(view: GroupView) -> str:
 
 
 def closed_word(view: GroupView) -> str:
-    return "dismissed" if {s for s, _ in view.statuses} == {"dismissed"} else "resolved"
+    all_dismissed = {s for s, _ in view.statuses} == {AlertStatus.DISMISSED}
+    return (AlertStatus.DISMISSED if all_dismissed else AlertStatus.RESOLVED).value
 
 
 def title(view: GroupView) -> str:
     """The Slack header (plain text, short): cause, who, where, how much."""
-    if view.state == "retracted" or view.cause == "noise":
+    if view.withdrawn:
         how = "on-call marked it as noise" if view.cause_by_human else "now looks like noise"
         return f"Retracted: {who(view)} on {where(view)} ({how})"
     text = f"{cause_words(view.cause, view.direction)}: {who(view)} on {where(view)} {magnitude(view)}"
     if view.all_closed:
         return f"{text} ({closed_word(view)})"
-    if view.state == "ended":
+    if view.state == MoveState.ENDED:
         end = view.end.date[:10] if view.end else "a later nightly"
         return f"{text}, recovered on {end}"
     return f"{text} ({view.state})"  # provisional: may still retract; confirmed: the step held
@@ -152,18 +152,18 @@ def next_steps(view: GroupView) -> tuple[str, ...]:
     """What on-call does now, per cause and kind."""
     if view.all_closed:
         return (f"Nothing left to do: every alert is {closed_word(view)}.",)
-    if view.state == "retracted" or view.cause == "noise":
+    if view.withdrawn:
         return ("Nothing to do: the series came back to its level. Dismiss the group if it is still open.",)
     steps: list[str] = []
-    if view.state == "ended" and view.end is not None:
+    if view.state == MoveState.ENDED and view.end is not None:
         steps.append(f"It recovered on {view.end.date[:10]} ({view.end.sha}): check nothing else is needed, "
                      "then resolve.")
     c = view.commit
     places = where(view)
-    if view.cause == "real" and view.direction == "improvement":
+    if view.cause == Cause.REAL and view.direction == Direction.IMPROVEMENT:
         steps.append("Nothing to fix: check it is intended, then resolve the group "
                      "(the new level is the baseline from now on).")
-    elif view.cause == "real":
+    elif view.cause == Cause.REAL:
         if c is not None:
             steps.append(f"Ping {c.author or 'the author'} about {c.sha} “{c.subject}”; if the slowdown "
                          "is not intended, revert it.")
@@ -171,23 +171,23 @@ def next_steps(view: GroupView) -> tuple[str, ...]:
             steps.append("No single commit stands out: read the window's commits (the compare link) for "
                          "a change to these kernels or their device heuristics.")
         steps.append("Acknowledge while you look; resolve once the fix lands.")
-    elif view.cause == "method_change":
+    elif view.cause == Cause.METHOD_CHANGE:
         what = METHOD_KIND_WORDS.get(view.kind, "the measurement changed, not the kernel")
         steps.append(f"Helion did not get slower: {what}"
                      + (f" in {c.sha} “{c.subject}”" if c is not None else "") + ".")
         steps.append("Re-baseline on the new level (the honest speedup says which side to trust) "
                      "and dismiss the group.")
-    elif view.cause == "hardware":
-        if view.kind == "runner":
+    elif view.cause == Cause.HARDWARE:
+        if view.kind == Kind.RUNNER:
             steps.append(f"Check the runner of {places}: its runner label changed"
                          + (f" in {c.sha}" if c is not None else "") + ".")
-        elif view.kind == "driver":
+        elif view.kind == Kind.DRIVER:
             steps.append(f"Check the image, driver and runtime of {places}"
                          + (f" (changed in {c.sha})" if c is not None else "") + ".")
-        elif view.kind == "thermal":
+        elif view.kind == Kind.THERMAL:
             steps.append(f"Check the {places} machines for throttling (clocks, temperature) and rerun "
                          "the nightly.")
-        elif view.kind == "outage":
+        elif view.kind == Kind.OUTAGE:
             steps.append(f"Check that the {places} runners are up: the nightly did not run there.")
         else:
             steps.append(f"Check the {places} machines (runner, driver, clocks): other platforms did "

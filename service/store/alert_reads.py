@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session, aliased
 
 from service.errors import BenchwatchError
 from service.domain import CAUSES, SOURCES, STATUSES, AlertStatus
-from service.domain import group_cause as effective_cause  # noqa: F401 - old name, still imported by notify/web
 from service.records import RankedCommit, RunRef
 from service.store.db import chunks
 from service.store.tables import Alert, AlertHistory, Run, Series, Track

@@ -1,12 +1,18 @@
-"""Counts for `benchwatch status` and the web status page.
+"""Counts for `benchwatch status` and the web status page, each source's last ingest, and the
+store's size on disk.
 
-Every value except the `*_at` timestamps depends only on the stored data, so re-ingesting
+Every count except the `*_at` timestamps depends only on the stored data, so re-ingesting
 the same file leaves them equal (the idempotence check users and tests rely on).
 """
 
 from __future__ import annotations
 
+import os
+from datetime import datetime
+from typing import NamedTuple
+
 from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from service.domain import SOURCES, AlertStatus
@@ -112,3 +118,38 @@ def last_failure(session: Session, source: str) -> str | None:
         .limit(1)
     ).first()
     return row.message if row is not None and row.outcome == FAILED else None
+
+
+class IngestSummary(NamedTuple):
+    """One ingest as the status page lists it."""
+
+    started_at: datetime
+    finished_at: datetime | None  # None: still running (or killed)
+    outcome: str
+    message: str | None
+    runs_added: int
+    points_added: int
+    conflicts: int
+
+
+def last_ingest(session: Session, source: str) -> IngestSummary | None:
+    """The newest-started ingest of a source (None: never ingested)."""
+    row = session.execute(
+        select(IngestLog.started_at, IngestLog.finished_at, IngestLog.outcome, IngestLog.message,
+               IngestLog.runs_added, IngestLog.points_added, IngestLog.conflicts)
+        .where(IngestLog.source == source).order_by(IngestLog.started_at.desc()).limit(1)
+    ).first()
+    return IngestSummary(*row) if row is not None else None
+
+
+def store_size(session: Session) -> int | None:
+    """Bytes on disk: the SQLite file (+ WAL) or pg_database_size; None when unknown."""
+    bind = session.get_bind()
+    if bind.dialect.name == "sqlite":
+        path = make_url(str(bind.url)).database
+        if not path or path == ":memory:":
+            return None
+        return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    if bind.dialect.name == "postgresql":
+        return int(session.scalar(select(func.pg_database_size(func.current_database()))) or 0)
+    return None

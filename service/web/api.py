@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from sqlalchemy.orm import Session
 
 from service.errors import BenchwatchError
-from service.domain import STATUSES, AlertStatus, Cause, Source
+from service.domain import STATUSES, AlertStatus, Cause, GroupKind, Source
 from service.records import SeriesKey
 from service.notify.view import group_view, list_group_views
 from service.store.alert_reads import check_choice, get_alert, iso, list_alerts
@@ -20,12 +20,13 @@ from service.store.tables import AlertGroup
 from service.web.deps import DbId, db, scheduler_info
 
 router = APIRouter(prefix="/api", tags=["api"])
+STATUS_CHOICES = (*STATUSES, "all")
 
 
 
 @router.get("/alerts", summary="Alerts, newest first (same objects as `benchwatch alerts --format json`)")
 def api_alerts(
-    status: str = Query(AlertStatus.OPEN.value, description=" | ".join((*STATUSES, "all"))),
+    status: str = Query(AlertStatus.OPEN.value, description=" | ".join(STATUS_CHOICES)),
     platform: Optional[str] = Query(None, max_length=64),
     cause: Optional[Cause] = None,
     source: Optional[Source] = None,
@@ -46,13 +47,13 @@ def api_alert(alert_id: DbId, session: Session = Depends(db)) -> dict[str, Any]:
 @router.get("/groups", summary="Move groups, newest first (same objects as `benchwatch alerts --groups --format json`)")
 def api_groups(
     request: Request,
-    status: str = Query("open", description="open | acknowledged | resolved | dismissed | all"),
+    status: str = Query(AlertStatus.OPEN.value, description=" | ".join(STATUS_CHOICES)),
     platform: Optional[str] = Query(None, max_length=64),
     cause: Optional[Cause] = None,
     source: Optional[Source] = None,
     session: Session = Depends(db),
 ) -> list[dict[str, Any]]:
-    check_choice("status", status, (*STATUSES, "all"))
+    check_choice("status", status, STATUS_CHOICES)
     views = list_group_views(session, request.app.state.settings, status=status, platform=platform,
                              cause=cause, source=source)
     return [v.to_json() for v in views]
@@ -63,7 +64,7 @@ def api_group(request: Request, group_id: DbId, session: Session = Depends(db)) 
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
-    if group.kind == "health":
+    if group.kind == GroupKind.HEALTH:
         return health_group_view(session, group)
     return group_view(session, group, request.app.state.settings).to_json()
 

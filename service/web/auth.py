@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import bcrypt
-from sqlalchemy import delete
 from starlette.requests import Request
 
 from service.config import USER_NAME, WebSettings
-from service.store.tables import WebSession
+from service.store.web_sessions import close_session, live_user, open_session
 
 SESSION_USER = "user"
 SESSION_CSRF = "csrf"
@@ -102,8 +101,7 @@ def current_user(request: Request) -> str | None:
     live = None
     if isinstance(user, str) and isinstance(sid, str):
         with request.app.state.store.session() as s:
-            row = s.get(WebSession, _sid_hash(sid))
-            if row is not None and row.user == user and row.expires_at > _utcnow():
+            if live_user(s, _sid_hash(sid), _utcnow()) == user:
                 live = user
     if live is None and SESSION_USER in request.session:
         request.session.clear()  # signed out elsewhere, expired, or from before revocation existed
@@ -131,9 +129,7 @@ def log_in(request: Request, user: str) -> None:
     sid = secrets.token_urlsafe(32)
     now = _utcnow()
     with request.app.state.store.session() as s:
-        s.execute(delete(WebSession).where(WebSession.expires_at <= now))
-        s.add(WebSession(sid_hash=_sid_hash(sid), user=user, created_at=now,
-                         expires_at=now + timedelta(seconds=web.session_max_age_s)))
+        open_session(s, _sid_hash(sid), user, now, timedelta(seconds=web.session_max_age_s))
     request.session.clear()
     request.session[SESSION_USER] = user
     request.session[SESSION_ID] = sid
@@ -146,7 +142,7 @@ def log_out(request: Request) -> None:
     sid = request.session.get(SESSION_ID)
     if isinstance(sid, str):
         with request.app.state.store.session() as s:
-            s.execute(delete(WebSession).where(WebSession.sid_hash == _sid_hash(sid)))
+            close_session(s, _sid_hash(sid))
     request.session.clear()
     request.scope["benchwatch.user"] = None
 

@@ -11,76 +11,48 @@ the step can be judged against the noise it beat.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from service.records import LOWER_IS_BETTER
+from service.domain import CHARTED, Cause, metric as metric_of
 from service.store.alert_reads import AlertRows, iso
-from service.store.tables import Alert, Point, Run, Series, ShapeValue, Track, TrackEvent
+from service.store.chart_reads import (
+    SHAPE_COLUMNS, newest_shapes, point_values, series_beside, series_on_track, track_events, track_moves,
+)
+from service.store.run_reads import RunStamp, trend_nights
 
 WINDOW = timedelta(days=30)
 MAX_SMALL_CHARTS = 24
-MAIN_METRICS = {
-    "dashboard": (
-        "helion_speedup_geomean", "triton_speedup_geomean", "torch_compile_speedup_geomean",
-        "helion_latency_avg_ms", "compile_time_geomean_s",
-    ),
-    "pretuned": ("geomean", "best_speedup"),
-}
-
-
 UNITS = {"y": "speedup (×)", "y2": "latency (ms)", "y3": "compile time (s)"}
+AXIS_OF_UNIT = {"ms": "y2", "s": "y3"}  # everything else (speedups, counts) on the left axis
 BAND_SIGMAS = 2.0  # the band drawn around each level: ± this many of the detector's sigma
 
 
 def _axis(metric: str) -> str:
     """One axis per unit: speedups (and counts) left, milliseconds and seconds on their own
     right-hand axes (a latency in ms and a compile time in s must not share a scale)."""
-    if metric.endswith("_ms"):
-        return "y2"
-    if metric.endswith("_s") or metric in LOWER_IS_BETTER:
-        return "y3"
-    return "y"
+    return AXIS_OF_UNIT.get(metric_of(metric).unit, "y")
 
 
 def _label(metric: str) -> str:
     """An axis title with its unit, for a one-metric chart."""
-    unit = {"y2": "ms", "y3": "s"}.get(_axis(metric), "×" if "speedup" in metric or "geomean" in metric else "")
+    unit = metric_of(metric).unit
     return f"{metric} ({unit})" if unit else metric
 
 
-def _runs(
-    session: Session, source: str, lo: datetime | None = None, hi: datetime | None = None
-) -> dict[int, tuple[str, str]]:
-    """Trend runs of a source (pk -> ISO date, short sha), optionally inside [lo, hi].
-
-    Dates are formatted once per run here, not once per point (it was the page's top cost).
-    """
-    q = select(Run.id, Run.date, Run.full_sha).where(Run.source == source, Run.is_trend)
-    if lo is not None:
-        q = q.where(Run.date >= lo)
-    if hi is not None:
-        q = q.where(Run.date <= hi)
-    return {pk: (iso(date), full_sha[:8]) for pk, date, full_sha in session.execute(q)}
+def _nights(stamps: list[RunStamp]) -> dict[int, tuple[str, str]]:
+    """pk -> (ISO date, short sha): dates formatted once per run here, not once per point (it
+    was the page's top cost)."""
+    return {r.pk: (iso(r.date), r.full_sha[:8]) for r in stamps}
 
 
 def _points(
     session: Session, series_ids: list[int], runs: dict[int, tuple[str, str]]
 ) -> dict[int, list[tuple[str, float | None, str, bool]]]:
-    """Values of several series at the given runs, in date order (primary-key lookups only):
-    (date, value, short sha, failed)."""
-    if not series_ids or not runs:
-        return {}
-    q = select(Point.series_id, Point.run_pk, Point.value, Point.failed).where(
-        Point.series_id.in_(series_ids), Point.run_pk.in_(list(runs))
-    )
-    have: dict[int, dict[int, tuple[float | None, bool]]] = defaultdict(dict)
-    for sid, pk, value, failed in session.connection().execute(q).all():  # Core rows, one fetch
-        have[sid][pk] = (value, bool(failed))
+    """Values of several series at the given runs, in date order: (date, value, short sha, failed)."""
+    have = point_values(session, series_ids, runs)
     order = sorted(runs, key=lambda pk: runs[pk][0])  # ISO strings sort as dates
     return {
         sid: [(runs[pk][0], *vals[pk][:1], runs[pk][1], vals[pk][1]) for pk in order if pk in vals]
@@ -132,6 +104,12 @@ def _levels(rows: AlertRows, x: list[str], axis: str) -> list[dict]:
     ]
 
 
+def _baseline_of(name: str, source: str) -> bool:
+    """A pretuned baseline's geomean of this source: drawn beside the headline it is compared to."""
+    m = metric_of(name)
+    return m.baseline is not None and m.source == source
+
+
 def alert_charts(
     session: Session, rows: AlertRows, prefer: set[str]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -140,25 +118,18 @@ def alert_charts(
     platform over the same nights (group members first, at most MAX_SMALL_CHARTS)."""
     series, track = rows.series, rows.track
     lg_date, fb_date = rows.last_good.date, rows.first_bad.date
-    wanted = list(MAIN_METRICS.get(track.source, ()))
+    wanted = list(CHARTED.get(track.source, ()))
     if series.metric not in wanted:
         wanted.append(series.metric)
     ids: dict[str, int] = {}
     others = []
-    for sid, metric, track_id, kernel in session.execute(  # this track's series + the neighbours'
-        select(Series.id, Series.metric, Track.id, Track.kernel)
-        .join(Track, Track.id == Series.track_id)
-        .where(
-            Track.source == track.source, Track.platform_short == track.platform_short,
-            or_(Track.id == track.id, Series.metric == series.metric),
-        )
-    ):
-        if track_id != track.id:
-            others.append((sid, kernel))
-        elif metric in wanted or (track.source == "pretuned" and metric.startswith("baseline:")):
-            ids[metric] = sid
+    for r in series_beside(session, track.source, track.platform_short, track.id, series.metric):
+        if r.track_id != track.id:
+            others.append((r.series_id, r.kernel))
+        elif r.metric in wanted or _baseline_of(r.metric, track.source):
+            ids[r.metric] = r.series_id
     others = sorted(others, key=lambda r: (r[1] not in prefer, r[1]))[:MAX_SMALL_CHARTS]
-    runs = _runs(session, track.source, lg_date - WINDOW, fb_date + WINDOW)
+    runs = _nights(trend_nights(session, track.source, lg_date - WINDOW, fb_date + WINDOW))
     pts = _points(session, list(ids.values()) + [sid for sid, _ in others], runs)
     order = wanted + sorted(m for m in ids if m not in wanted)
     traces = [
@@ -193,37 +164,24 @@ def alert_charts(
 
 def series_chart(session: Session, series_id: int) -> dict[str, Any]:
     """A series' whole trend history, with its moves and the track's known events."""
-    sid, metric, track_id = session.execute(
-        select(Series.id, Series.metric, Series.track_id).where(Series.id == series_id)
-    ).one()
-    track = session.get(Track, track_id)
-    pts = _points(session, [sid], _runs(session, track.source)).get(sid, [])
+    ref = series_on_track(session, series_id)
+    pts = _points(session, [ref.series_id], _nights(trend_nights(session, ref.source))).get(ref.series_id, [])
     marks: list[dict] = []
-    alerts = session.execute(
-        select(Alert, Run.date)
-        .join(Run, Run.id == Alert.first_bad_run_pk)
-        .join(Series, Series.id == Alert.series_id)
-        .where(Series.track_id == track_id)
-        .order_by(Run.date)
-    ).all()
-    for a, date in alerts:
-        if a.series_id == sid:
+    for m in track_moves(session, ref.track_id):
+        if m.series_id == ref.series_id:
             marks.append({
-                "x": iso(date), "kind": "bad",
-                "label": f"#{a.id} {a.change_pct:+.1f}% ({a.human_cause or a.cause})",
+                "x": iso(m.first_bad_date), "kind": "bad",
+                "label": f"#{m.alert_id} {m.change_pct:+.1f}% ({m.cause})",
             })
-        for c in (a.change_commit, a.culprit if (a.human_cause or a.cause) != "real" else None):
+        for c in (m.change_commit, m.culprit if m.cause != Cause.REAL else None):
             if c and c.get("date"):
                 marks.append({
                     "x": c["date"], "kind": "event",
                     "label": f"{str(c.get('sha', ''))[:8]} {str(c.get('subject', ''))[:60]}",
                 })
-    for ev, date in session.execute(
-        select(TrackEvent, Run.date).join(Run, Run.id == TrackEvent.run_pk, isouter=True)
-        .where(TrackEvent.track_id == track_id)
-    ).all():
+    for ev in track_events(session, ref.track_id):
         marks.append({
-            "x": iso(date or ev.seen_at), "kind": "event",
+            "x": iso(ev.date), "kind": "event",
             "label": f"{ev.attribute}: {ev.old_value} → {ev.new_value}",
         })
     seen, uniq = set(), []
@@ -233,50 +191,25 @@ def series_chart(session: Session, series_id: int) -> dict[str, Any]:
             seen.add(k)
             uniq.append(m)
     return {
-        "title": f"{track.kernel} on {track.platform_short}: {metric}",
-        "traces": [_trace(metric, pts, axis="y", main=True)],
+        "title": f"{ref.kernel} on {ref.platform_short}: {ref.metric}",
+        "traces": [_trace(ref.metric, pts, axis="y", main=True)],
         "marks": uniq,
-        "axes": {"y": _label(metric)},
+        "axes": {"y": _label(ref.metric)},
     }
-
-
-SHAPE_COLUMNS = (
-    "helion_speedup", "triton_speedup", "torch_compile_speedup", "helion_accuracy",
-    "helion_compile_time_s", "helion_latency_ms",
-)
 
 
 MAX_SHAPES_SHOWN = 500  # a run may list 200,000 shapes: the page shows the first ones and the count
 
 
 def latest_shapes(session: Session, track_id: int, limit: int = MAX_SHAPES_SHOWN) -> dict[str, Any] | None:
-    """Per-shape values of the newest run that kept them (only the newest run per ingest has
-    them), at most ``limit`` rows: what a page renders is bounded whatever upstream sends."""
-    row = session.execute(
-        select(ShapeValue.run_pk, Run.date, Run.full_sha, Run.run_id)
-        .join(Run, Run.id == ShapeValue.run_pk)
-        .where(ShapeValue.track_id == track_id)
-        .order_by(Run.date.desc())
-        .limit(1)
-    ).first()
-    if row is None:
+    """The per-shape table of the track's newest run that kept one, at most ``limit`` rows."""
+    table = newest_shapes(session, track_id, limit)
+    if table is None:
         return None
-    shapes = session.scalars(
-        select(ShapeValue)
-        .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == row.run_pk)
-        .order_by(ShapeValue.shape_index)
-        .limit(limit)
-    ).all()
-    total = len(shapes)
-    if total == limit:
-        total = session.scalar(
-            select(func.count()).select_from(ShapeValue)
-            .where(ShapeValue.track_id == track_id, ShapeValue.run_pk == row.run_pk)
-        ) or total
     return {
-        "run_id": row.run_id, "sha": row.full_sha[:8], "date": iso(row.date),
-        "columns": SHAPE_COLUMNS, "total": int(total),
-        "rows": [(s.shape, [getattr(s, c) for c in SHAPE_COLUMNS]) for s in shapes],
+        "run_id": table.run_id, "sha": table.full_sha[:8], "date": iso(table.date),
+        "columns": SHAPE_COLUMNS, "total": table.total,
+        "rows": [(shape, list(values)) for shape, values in table.rows],
     }
 
 

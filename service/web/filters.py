@@ -8,7 +8,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import jinja2
 
-from service.domain import CAUSE_WORDS
+from service.domain import CAUSE_WORDS, Cause, Direction, GroupKind, MoveState
+from service.notify.words import cause_words
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -80,7 +81,8 @@ def safe_url(value) -> str:
 
 
 # badges beside the causes: the same words Slack uses
-LABEL_WORDS = {"health": "Health", "improvement": "Real improvement", "retracted": "Retracted"}
+LABEL_WORDS = {GroupKind.HEALTH: "Health", Direction.IMPROVEMENT: cause_words(Cause.REAL, Direction.IMPROVEMENT),
+               MoveState.RETRACTED: "Retracted"}
 
 
 def install_filters(env: jinja2.Environment) -> None:

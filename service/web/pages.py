@@ -8,27 +8,25 @@ through Jinja's autoescape, and chart data only through `tojson` (which escapes 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any, Callable, Optional
 from urllib.parse import urlencode
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlalchemy import func, select
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from service.domain import CAUSES, HEADLINE, SOURCES, GroupKind, Source
 from service.errors import BenchwatchError
-from service.records import CAUSES, HEADLINE
 from service.store import choices
 from service.notify import words
 from service.notify.view import group_view
 from service.store.alert_reads import alert_json, load_alert
+from service.store.chart_reads import group_kernels, kernel_series
 from service.store.health_reads import health_group_view
 from service.store.oncall import MAX_NOTE
-from service.store.status import SOURCES, store_status
-from service.store.tables import Alert, AlertGroup, IngestLog, Series, Track
+from service.store.status import last_ingest, store_size, store_status
+from service.store.tables import Alert, AlertGroup
 from service.web import auth
 from service.web.actions import ACTIONS, perform, perform_on_group
 from service.web.cache import alert_key, queue_key
@@ -120,7 +118,7 @@ def group_page(request: Request, group_id: DbId, session: Session = Depends(db))
     group = session.get(AlertGroup, group_id)
     if group is None:
         raise HTTPException(404, f"no alert group with id {group_id}")
-    if group.kind == "health":
+    if group.kind == GroupKind.HEALTH:
         return render(request, "health_group.html", g=health_group_view(session, group))
     view = group_view(session, group, request.app.state.settings)
     chart, small = None, []
@@ -145,16 +143,8 @@ async def alert_page(request: Request, alert_id: DbId):
             if rows is None:
                 raise HTTPException(404, f"no alert with id {alert_id}")
             data = alert_json(session, rows)
-            prefer: set[str] = set()
-            if rows.alert.group_id is not None:
-                prefer = set(
-                    session.scalars(
-                        select(Track.kernel)
-                        .join(Series, Series.track_id == Track.id)
-                        .join(Alert, Alert.series_id == Series.id)
-                        .where(Alert.group_id == rows.alert.group_id)
-                    )
-                )
+            group_id = rows.alert.group_id
+            prefer = group_kernels(session, group_id) if group_id is not None else set()
             chart, small = alert_charts(session, rows, prefer)
         return render_html(request, "alert.html", a=data, chart=chart, small=small)
 
@@ -227,7 +217,7 @@ def group_action(
     try:
         with state.store.session() as session:
             group = session.get(AlertGroup, group_id)
-            if group is None or group.kind == "health":
+            if group is None or group.kind == GroupKind.HEALTH:
                 raise HTTPException(404, f"no alert group with id {group_id}")
             result = perform_on_group(session, action, group_id, user, note, cause or None,
                                       assignee or None)
@@ -266,7 +256,7 @@ async def series_page(
 ):
     """Cached like the alert pages (a new ingest drops it): the chart and the per-shape table
     of a big run cost a few hundred milliseconds, not to be paid on every request."""
-    source = _opt(source) or "dashboard"
+    source = _opt(source) or Source.DASHBOARD.value
     if source not in SOURCES:
         raise HTTPException(404, f"unknown source {source!r}; valid: {', '.join(SOURCES)}")
     platform, kernel, metric = _opt(platform), _opt(kernel), _opt(metric)
@@ -286,18 +276,13 @@ def _series_html(request: Request, session: Session, source: str, platform: str 
     kernel = _chosen("kernel", kernel, kernels, f" on {platform}")
     metrics, chart, shapes = [], None, None
     if kernel:
-        track_id = session.scalar(
-            select(Track.id).where(Track.source == source, Track.platform_short == platform, Track.kernel == kernel)
-        )
-        rows = session.execute(
-            select(Series.id, Series.metric).where(Series.track_id == track_id).order_by(Series.metric)
-        ).all()
-        metrics = [m for _, m in rows]
+        track_id, rows = kernel_series(session, source, platform, kernel)
+        metrics = [r.metric for r in rows]
         if metric is None:
             preferred = [m for m in HEADLINE if m in metrics]
             metric = preferred[0] if preferred else (metrics[0] if metrics else None)
         metric = _chosen("metric", metric, metrics, f" for {kernel}")
-        sid = dict((m, s) for s, m in rows).get(metric)
+        sid = {r.metric: r.series_id for r in rows}.get(metric)
         chart = series_chart(session, sid) if sid is not None else None
         shapes = latest_shapes(session, track_id)
     return render_html(
@@ -309,26 +294,9 @@ def _series_html(request: Request, session: Session, source: str, platform: str 
 # --- status -------------------------------------------------------------------------------
 
 
-def store_size(session: Session) -> int | None:
-    """Bytes on disk: the SQLite file (+ WAL) or pg_database_size."""
-    bind = session.get_bind()
-    if bind.dialect.name == "sqlite":
-        path = make_url(str(bind.url)).database
-        if not path or path == ":memory:":
-            return None
-        return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
-    if bind.dialect.name == "postgresql":
-        return int(session.scalar(select(func.pg_database_size(func.current_database()))) or 0)
-    return None
-
-
 @router.get("/status", response_class=HTMLResponse)
 def status_page(request: Request, session: Session = Depends(db)):
-    last = {}
-    for source in SOURCES:
-        last[source] = session.scalars(
-            select(IngestLog).where(IngestLog.source == source).order_by(IngestLog.started_at.desc()).limit(1)
-        ).first()
+    last = {source: last_ingest(session, source) for source in SOURCES}
     settings = request.app.state.settings
     return render(
         request, "status.html", counts=store_status(session), last=last, sched=scheduler_info(request),

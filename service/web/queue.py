@@ -1,7 +1,7 @@
 """The queue's read model: one row per top-level alert group (or per alert with no group).
 
-Built from three narrow queries and cached until the data changes (a one-row "version"
-query: counts and newest ids/timestamps of alerts, groups and audit entries), so 20 on-call
+Built from the narrow reads of store/queue_reads.py and cached until the data changes (a one-row
+"version" query: counts and newest ids/timestamps of alerts, groups and audit entries), so 20 on-call
 browsers refreshing the queue cost a few milliseconds each; filtering and paging then run
 over the cached rows in memory.
 """
@@ -13,22 +13,30 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from service.domain import (
+    ACTIVE_STATUSES, CAUSES, HEADLINE, SOURCES, STATUSES, Cause, Direction, GroupKind, MoveState,
+    effective_cause, group_cause,
+)
 from service.errors import BenchwatchError
-from service.records import CAUSES, HEADLINE
 from service.notify.view import group_status
-from service.store.alert_reads import check_choice, effective_cause, human_decisions
-from service.store.status import SOURCES
-from service.store.tables import Alert, AlertGroup, HealthAlert, Run, Series, Track
+from service.store.alert_reads import check_choice, human_decisions
+from service.store.queue_reads import queue_alerts, queue_findings, queue_groups
+from service.store.run_reads import runs_by_pk
 
-STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "dismissed", "all")
+# "active": open or acknowledged (the default view); "all": every status
+STATUS_FILTERS = ("active", *STATUSES, "all")
+# the words a row's badge can say besides a cause, as plain strings (a row's label is read thousands
+# of times per page; an enum member lookup costs several times a plain name's)
+HEALTH = GroupKind.HEALTH.value  # a nightly's health group: its label where a move's cause would be
+IMPROVEMENT, RETRACTED = Direction.IMPROVEMENT.value, MoveState.RETRACTED.value
+_REAL, _NOISE = Cause.REAL.value, Cause.NOISE.value
 # what the queue's cause filter offers: the causes, real improvements apart from real regressions
 # (nothing to fix), and health findings. A retracted move reads "Retracted" and sits under noise.
-QUEUE_CAUSES = (*CAUSES, "improvement", "health")
+QUEUE_CAUSES = (*CAUSES, IMPROVEMENT, HEALTH)
 # not on-call work: hidden from the default (active) view, shown under their filter or status=all
-NOT_WORK = ("improvement", "retracted")
+NOT_WORK = (IMPROVEMENT, RETRACTED)
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class Member:
     change_pct: float
     status: str
     cause: str  # effective: human verdict when there is one
-    direction: str = "regression"
+    direction: str = Direction.REGRESSION.value
 
 
 @dataclass(frozen=True)
@@ -65,15 +73,16 @@ class QueueRow:
     def label(self) -> str:
         """What the row's badge says, as Slack does: "retracted" once the move is withdrawn,
         "improvement" for a real move for the better, else the effective cause."""
-        if self.state == "retracted":
-            return "retracted"
-        if self.cause == "real" and self.members and all(m.direction == "improvement" for m in self.members):
-            return "improvement"
+        if self.state == RETRACTED:
+            return RETRACTED
+        if self.cause == _REAL and self.members and all(m.direction == IMPROVEMENT for m in self.members):
+            return IMPROVEMENT
         return self.cause
 
     @property
     def filter_cause(self) -> str:
-        return "noise" if self.label == "retracted" else self.label
+        label = self.label
+        return _NOISE if label == RETRACTED else label
 
     @property
     def link(self) -> str:
@@ -111,37 +120,14 @@ class QueuePage:
 
 def build_rows(session: Session) -> list[QueueRow]:
     """Every top-level row, newest first-bad first."""
-    alerts = session.execute(
-        select(
-            Alert.id, Alert.group_id, Alert.status, Alert.cause, Alert.human_cause, Alert.state,
-            Alert.change_pct, Alert.direction, Alert.created_at, Alert.first_bad_run_pk, Track.kernel,
-            Series.metric, Track.platform_short, Track.source, Alert.cause_kind,
-        )
-        .join(Series, Series.id == Alert.series_id)
-        .join(Track, Track.id == Series.track_id)
-    ).all()
-    groups = {
-        g.id: g
-        for g in session.execute(
-            select(
-                AlertGroup.id, AlertGroup.parent_id, AlertGroup.source, AlertGroup.platform_short,
-                AlertGroup.cause, AlertGroup.state, AlertGroup.created_at, AlertGroup.first_bad_run_pk,
-                AlertGroup.kind, AlertGroup.cause_kind,
-            )
-        ).all()
-    }
+    alerts = queue_alerts(session)
+    groups = {g.id: g for g in queue_groups(session)}
     health: dict[int, list[Member]] = defaultdict(list)
-    for h in session.execute(select(HealthAlert.id, HealthAlert.group_id, HealthAlert.kind, HealthAlert.kernel,
-                                    HealthAlert.platform_short, HealthAlert.status)):
+    for h in queue_findings(session):
         health[h.group_id].append(Member(h.id, h.kernel or "-", h.kind, h.platform_short or "-", 0.0,
-                                         h.status, "health", "health"))
-    run_pks = {a.first_bad_run_pk for a in alerts} | {g.first_bad_run_pk for g in groups.values()}
-    runs = {
-        pk: (date, full_sha)
-        for pk, date, full_sha in session.execute(
-            select(Run.id, Run.date, Run.full_sha).where(Run.id.in_(list(run_pks)))
-        )
-    } if run_pks else {}
+                                         h.status, HEALTH, HEALTH))
+    runs = {pk: (r.date, r.full_sha) for pk, r in runs_by_pk(
+        session, [a.first_bad_run_pk for a in alerts] + [g.first_bad_run_pk for g in groups.values()]).items()}
 
     def top(gid: int) -> int:
         seen = set()
@@ -155,7 +141,7 @@ def build_rows(session: Session) -> list[QueueRow]:
     rows: list[QueueRow] = []
     for a in alerts:
         member = Member(a.id, a.kernel, a.metric, a.platform_short, float(a.change_pct), a.status,
-                        a.human_cause or a.cause, a.direction)
+                        effective_cause(a.cause, a.human_cause), a.direction)
         if a.group_id is not None and a.group_id in groups:
             by_group[top(a.group_id)].append((a, member))
             continue
@@ -168,17 +154,17 @@ def build_rows(session: Session) -> list[QueueRow]:
     for gid, g in groups.items():
         if g.parent_id is not None and g.parent_id in groups:
             continue
-        if g.kind == "health":
+        if g.kind == GroupKind.HEALTH:
             members = tuple(health.get(gid, ()))
             date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
             plats = tuple(sorted({m.platform_short for m in members if m.platform_short != "-"}))
-            rows.append(QueueRow(gid, g.source, None, plats, "health", "health", False, g.state,
+            rows.append(QueueRow(gid, g.source, None, plats, HEALTH, HEALTH, False, g.state,
                                  group_status([m.status for m in members]), date, full_sha[:8],
                                  g.created_at, members, members))
             continue
         pairs = by_group.get(gid, [])
         members = tuple(sorted((m for _, m in pairs), key=lambda m: m.alert_id))
-        cause, _ = effective_cause(g.cause, [{"id": a.id, "human_cause": a.human_cause}
+        cause, _ = group_cause(g.cause, [{"id": a.id, "human_cause": a.human_cause}
                                              for a, _ in sorted(pairs, key=lambda p: p[0].id)], decided)
         date, full_sha = runs.get(g.first_bad_run_pk, (None, ""))
         plats = tuple(sorted({m.platform_short for m in members} | ({g.platform_short} if g.platform_short else set())))
@@ -215,7 +201,7 @@ def _status_ok(row: QueueRow, status: str) -> bool:
     if status == "all":
         return True
     if status == "active":
-        return row.status in ("open", "acknowledged")
+        return row.status in ACTIVE_STATUSES
     return row.status == status
 
 
