@@ -223,6 +223,8 @@ def _names(**want) -> tuple[str, ...]:
 
 
 HEADLINE = _names(headline=True)
+# the metric that stands for a kernel in each source (what an event leads with, what `investigate` reads)
+HEADLINE_OF: dict[str, str] = {m.source.value: m.name for m in CATALOGUE.values() if m.headline}
 LOWER_IS_BETTER = frozenset(m.name for m in CATALOGUE.values() if m.lower_is_better)
 COMPARATOR_SPEEDUPS = _names(comparator=True)
 # what the dashboard document yields per run

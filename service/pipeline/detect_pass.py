@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
-from service.domain import MetricKind, Source
+from service.domain import HEADLINE_OF, SOURCES, MetricKind
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
@@ -50,8 +50,7 @@ from service.store.tables import Alert
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METRIC = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
-SOURCES = tuple(Source)
+DEFAULT_METRIC = HEADLINE_OF  # the headline of each source
 
 
 def utcnow() -> datetime:

@@ -16,13 +16,13 @@ from service.classify.event import EventVerdict, classify_event, member_classifi
 from service.classify.footprint import EventInput, KernelSteps, Thresholds
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
+from service.domain import HEADLINE_OF
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit
 
 if TYPE_CHECKING:
     from service.classify.groups import MoveGroup
     from service.pipeline.detect_pass import SourceView, Stages
 
-HEADLINE_OF = {"dashboard": "helion_speedup_geomean", "pretuned": "geomean"}
 COMPILE = "compile_time_geomean_s"
 
 
