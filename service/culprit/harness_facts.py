@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -24,8 +25,10 @@ PRETUNED_DIR = "pretuned_kernels"
 Show = Callable[[str, str], "str | None"]  # (sha, path) -> text at that commit, or None
 
 
+@lru_cache(maxsize=256)
 def module_literals(source: str | None) -> dict[str, Any]:
-    """Top-level ``NAME = <literal>`` assignments of a Python file (unparseable values skipped)."""
+    """Top-level ``NAME = <literal>`` assignments of a Python file (unparseable values skipped).
+    Cached by the file's text (both ends of many windows are the same file); callers only read."""
     if source is None:
         return {}
     try:

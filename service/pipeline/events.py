@@ -198,12 +198,18 @@ def _noise(m: Move, bar: float) -> Classification:
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
 
 
-def part_of(stages: "Stages"):
+def part_of(stages: "Stages", platform: str | None = None):
     """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
-    in the window (a kernel-scoped method fact) are one part, the others another."""
+    in the window (a kernel-scoped method fact) are one part, the others another.
+
+    ``platform``: only that platform's nightlies are split (`investigate` asks about one; the
+    other platforms are context, and their kernels per night are the same however they split,
+    so it spares reading their windows' files)."""
     from service.classify.event import own_method_fact
 
     def part(m: Move) -> str:
+        if platform is not None and m.key.platform_short != platform:
+            return ""
         return "own_method" if own_method_fact(stages.facts(m), m.key.kernel) is not None else ""
 
     return part

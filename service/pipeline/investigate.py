@@ -154,8 +154,15 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         # what is alerted, and the metric asked about even where it is evidence only (compile time)
         moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)
                                            or (q.metric is not None and r.key.metric == q.metric)])
-        live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
-        verdicts = explain_groups(stages, view, group_moves(live, part_of(stages)))
+        # only the events that can hold the answer are explained: the nightlies near the date
+        # (with a margin, so every group that reaches into the window forms as the nightly pass
+        # forms it: a group spans one nightly either side of its anchor)
+        reach = q.window_nights + 3
+        live = [m for ms in moves.values() for m in ms
+                if m.state != "retracted" and abs((aware(m.first_bad.date) - when).days) <= reach]
+        groups = group_moves(live, part_of(stages, q.platform_short))
+        asked = [g for g in groups if g.platform_short == q.platform_short]
+        verdicts = explain_groups(stages, view, asked, context=groups)
         cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}
         kernels = sorted({r.key.kernel for r in refs if r.key.platform_short == q.platform_short
                           and (q.kernel is None or r.key.kernel == q.kernel)})
