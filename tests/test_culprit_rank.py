@@ -340,3 +340,15 @@ def test_a_subject_that_names_another_device_is_discounted_even_on_shared_paths(
     assert any("names another device" in r for r in h100.reasons)
     assert not any("another device" in r for r in b200.reasons)
     assert h100.score < b200.score / 2
+
+
+def test_a_shared_tag_narrowed_to_another_platform_is_that_platforms(history, rules):
+    """[triton][AMD]: Triton is H100's backend too, but the author meant the AMD machines."""
+    amd = next(c for c in history if c.subject.startswith("[triton][AMD] Expand tunable values"))
+    plain = CommitInfo("d" * 8, "d" * 40, "[triton] Expand tunable values", amd.date - timedelta(hours=1), amd.files)
+    window = CommitWindow(plain.full_sha, amd.full_sha, (plain, amd))
+    on_h100 = rank_commits(window, "h100", ("grouped_gemm",), rules)
+    on_amd = rank_commits(window, "mi350x", ("grouped_gemm",), rules)
+    assert [r.full_sha for r in on_h100] == [plain.full_sha, amd.full_sha]
+    assert any("narrowed to another platform" in why for why in on_h100[1].reasons)
+    assert on_amd[0].full_sha == amd.full_sha

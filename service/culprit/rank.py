@@ -180,6 +180,7 @@ def _families_of(kernels: Iterable[str], rules: SliceRules) -> list[str]:
 @dataclass(frozen=True)
 class _Slices:
     own: PlatformRule
+    shared_tags: frozenset[str]  # own tags other platforms carry too ([triton]: h100, b200, mi350x)
     other_tags: frozenset[str]
     other_paths: tuple[str, ...]
     other_hints: frozenset[str]
@@ -196,6 +197,7 @@ def _slices(platform_short: str, rules: SliceRules) -> _Slices:
 def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
     own = rules.platform(platform_short)
     other_tags: set[str] = set(rules.other.tags)
+    shared_tags: set[str] = set()
     other_paths: list[str] = list(rules.other.paths)
     other_hints: set[str] = set()
     all_paths: list[str] = list(rules.other.paths)
@@ -204,9 +206,11 @@ def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
         if name == platform_short:
             continue
         other_tags.update(t for t in pr.tags if t not in own.tags)
+        shared_tags.update(t for t in pr.tags if t in own.tags)
         other_paths.extend(p for p in pr.paths if p not in own.paths)
         other_hints.update(h for h in pr.hints if h not in own.hints)
-    return _Slices(own, frozenset(other_tags), tuple(other_paths), frozenset(other_hints), tuple(all_paths))
+    return _Slices(own, frozenset(shared_tags), frozenset(other_tags), tuple(other_paths), frozenset(other_hints),
+                   tuple(all_paths))
 
 
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
@@ -287,7 +291,17 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     other_device = None
     if not (own_tag or hint or own_files):
         other_device = other_tag or _first_mention(c.subject, sl.other_hints)
-    if other_device and own_evidence:
+    # a shared tag narrowed by another platform's own ("[triton][AMD]" for an H100 move): the
+    # author meant that platform's backend, whatever the shared tag says
+    narrowed = None
+    if own_tag and own_tag in sl.shared_tags and not hint and not own_files and not any(
+            t in sl.own.tags and t not in sl.shared_tags for t in tags):
+        narrowed = next((t for t in tags if t in sl.other_tags), None)
+    if narrowed:
+        factor *= w.other_slice
+        reasons.append(f"[{_as_written(c.subject, own_tag)}] narrowed to another platform by "
+                       f"[{_as_written(c.subject, narrowed)}]: discounted")
+    elif other_device and own_evidence:
         factor *= w.other_slice
         reasons.append(f"subject names another device ({other_device}): discounted")
     elif not own_evidence and (other_tag or other_path or other_hint):
