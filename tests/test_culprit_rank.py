@@ -352,3 +352,14 @@ def test_a_shared_tag_narrowed_to_another_platform_is_that_platforms(history, ru
     assert [r.full_sha for r in on_h100] == [plain.full_sha, amd.full_sha]
     assert any("narrowed to another platform" in why for why in on_h100[1].reasons)
     assert on_amd[0].full_sha == amd.full_sha
+
+
+def test_a_harness_commit_about_another_platform_is_not_this_ones(history, rules):
+    """"[benchmarks] Limit unstable MI350 input sweeps" changed how MI350 is measured: for an H100
+    move it is no harness change of the window; for an MI350X move it is."""
+    mi350 = next(c for c in history if c.subject.startswith("[benchmarks] Limit unstable MI350 input sweeps"))
+    window = CommitWindow(mi350.full_sha, mi350.full_sha, (mi350,))
+    assert find_change_commit(window, "harness", rules, "h100") is None
+    found = find_change_commit(window, "harness", rules, "mi350x")
+    assert found is not None and found.full_sha == mi350.full_sha
+    assert find_change_commit(window, "harness", rules).full_sha == mi350.full_sha  # unscoped: as before

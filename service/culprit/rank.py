@@ -405,18 +405,32 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
     return round(score, 4), reasons
 
 
+def _about_another_platform(c: CommitInfo, sl: _Slices) -> bool:
+    """The subject names another platform's device or backend and never this one's."""
+    tags = subject_tags(c.subject)
+    if any(t in sl.own.tags for t in tags) or _first_mention(c.subject, sl.own.hints):
+        return False
+    return any(t in sl.other_tags for t in tags) or _first_mention(c.subject, sl.other_hints) is not None
+
+
 def find_change_commit(
-    window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None
+    window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None,
+    platform_short: str | None = None,
 ) -> RankedCommit | None:
     """The window's commit that most likely changed the harness (method) or runner (hardware).
 
+    ``platform_short`` scopes it: a commit whose subject speaks only of another platform
+    ("Limit unstable MI350 input sweeps" for an H100 move) changed that platform's benchmark.
     None when no commit reaches ``weights.change_threshold``. Ties: newest first.
     """
     if kind not in ("harness", "runner"):
         raise ValueError(f"kind must be 'harness' or 'runner', not {kind!r}")
     rules = rules or load_rules()
+    sl = _slices(platform_short, rules) if platform_short else None
     best: tuple[float, float, int, RankedCommit] | None = None
     for idx, c in enumerate(window.commits):
+        if sl is not None and _about_another_platform(c, sl):
+            continue
         score, reasons = _change_score(c, kind, rules)
         if score < rules.weights.change_threshold:
             continue

@@ -124,7 +124,7 @@ class Stages:
         self._code: dict[tuple[str, str], int] = {}
         self._windows: dict[tuple[str, str], Any] = {}
         self._ranked: dict[tuple, tuple] = {}
-        self._changes: dict[tuple[str, str], tuple] = {}
+        self._changes: dict[tuple[str, str, str], tuple] = {}
 
     def detect(self, series: SeriesData) -> list[Move]:
         return list(self._detect(series, self.dset))
@@ -146,12 +146,14 @@ class Stages:
         return self._ranked[k]
 
     def change_commits(self, move: Move):
-        k = (move.last_good.full_sha, move.first_bad.full_sha)
+        """(harness, runner) change commits of the move's window, scoped to its platform."""
+        p = move.key.platform_short
+        k = (move.last_good.full_sha, move.first_bad.full_sha, p)
         if k not in self._changes:
             w = self.window(move)
             self._changes[k] = (
-                self._rank.find_change_commit(w, "harness", self.rules),
-                self._rank.find_change_commit(w, "runner", self.rules),
+                self._rank.find_change_commit(w, "harness", self.rules, p),
+                self._rank.find_change_commit(w, "runner", self.rules, p),
             )
         return self._changes[k]
 
