@@ -7,15 +7,18 @@ import os
 import re
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
 
 from service.config import project_root
 from service.errors import BenchwatchError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
 
 def chunks(items: list, size: int) -> Iterator[list]:
@@ -170,7 +173,14 @@ class Store:
         self.engine = make_engine(self.url, create=create)
         if auto_upgrade:
             upgrade(self.engine)
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @cached_property
+    def sessions(self) -> "sessionmaker[Session]":
+        """The session factory, made on first use: the ORM's import is a third of a command's
+        start-up, and `status` and the `alerts` table read through Core only."""
+        from sqlalchemy.orm import sessionmaker
+
+        return sessionmaker(self.engine, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
