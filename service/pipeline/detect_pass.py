@@ -39,7 +39,6 @@ from service.store.series_io import (
     SeriesProgress,
     SeriesRef,
     TrackFacts,
-    attribute_changes_of,
     load_series,
     mark_detected,
     runs_of,
@@ -256,7 +255,9 @@ class SourceView:
 
     def attribute_changes(self, track_id: int, lg_pk: int, fb_pk: int) -> tuple[AttributeChange, ...]:
         """What about the track itself changed across a step (timer, baselines, shapes)."""
-        return tuple(attribute_changes_of(
+        from service.classify.attributes import attribute_changes
+
+        return tuple(attribute_changes(
             self.facts.events.get(track_id, ()), self.track_values(track_id, (lg_pk, fb_pk)),
             self.runs, lg_pk, fb_pk,
         ))
