@@ -189,3 +189,27 @@ def test_timeout_is_a_one_line_error(repo, monkeypatch):
     with pytest.raises(BenchwatchError, match="timed out") as exc:
         git.run_git(path, "log")
     assert exc.value.exit_code == 1
+
+
+def test_a_missing_commit_is_remembered_until_a_fetch_brings_it(tmp_path, monkeypatch):
+    """The one memory of "does the clone have this commit": a no is not asked of git again within
+    minutes, and a fetch forgets it, so the commit the fetch brought is seen at once."""
+    upstream = tmp_path / "upstream"
+    shas = build_repo(upstream, _specs(2))
+    clone = tmp_path / "clone"
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "clone", "-q", str(upstream), str(clone)], check=True, env=env)
+    # one more commit upstream, made with plain git so the clone does not have it yet
+    (upstream / "helion" / "g.py").write_text("y = 1\n")
+    subprocess.run(["git", "-C", str(upstream), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(upstream), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "g"],
+                   check=True, env=env)
+    new = subprocess.run(["git", "-C", str(upstream), "rev-parse", "HEAD"], check=True, env=env,
+                         capture_output=True, text=True).stdout.strip()
+    assert git.has_commit(clone, shas[0]) and not git.has_commit(clone, new)
+    asked: list = []
+    real_run = git.subprocess.run
+    monkeypatch.setattr(git.subprocess, "run", lambda *a, **k: asked.append(a) or real_run(*a, **k))
+    assert not git.has_commit(clone, new) and asked == []  # remembered: git is not asked again
+    assert git.fetch(clone, "origin") is None
+    assert git.has_commit(clone, new)

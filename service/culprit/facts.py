@@ -436,7 +436,7 @@ def repo_fact_changes(
     lg, fb = git.validate_sha(last_good_full), git.validate_sha(first_bad_full)
     if lg == fb:
         return []
-    if not (_has_commit(repo, lg) and _has_commit(repo, fb)):
+    if not (_present(repo, lg) and _present(repo, fb)):
         return []
     key = (str(repo), lg, fb, platform_short, kernel, id(rules), source)
     if key not in _FACTS:
@@ -449,22 +449,11 @@ def repo_fact_changes(
 _FACTS: dict[tuple, tuple[FactChange, ...]] = {}  # both ends present: the files there never change
 
 
-_PRESENT: set[tuple[str, str]] = set()
-
-
-def _has_commit(repo: Path, sha: str) -> bool:
-    """Whether the clone has a commit; only a yes is remembered (a later fetch can turn a no)."""
-    if (str(repo), sha) in _PRESENT:
-        return True
+def _present(repo: Path, sha: str) -> bool:
     try:
-        ok = git.has_commit(repo, sha)
+        return git.has_commit(repo, sha)
     except BenchwatchError:
         return False
-    if ok:
-        if len(_PRESENT) > 100_000:
-            _PRESENT.clear()
-        _PRESENT.add((str(repo), sha))
-    return ok
 
 
 def _touched(changed: frozenset[str] | None, path: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from service.errors import BenchwatchError
@@ -111,22 +112,40 @@ def run_git(repo: Path, *args: str, timeout: float = DEFAULT_TIMEOUT_S) -> str:
 
 
 _KNOWN_COMMITS: set[tuple[str, str]] = set()  # (repo, full sha) seen present: commits never vanish
+_MISSING: dict[tuple[str, str], float] = {}  # (repo, sha) -> when it was found missing (monotonic)
+MISSING_TTL_S = 300.0
 
 
 def has_commit(repo: Path, sha: str) -> bool:
     """Whether the clone holds ``sha`` as a commit (an ambiguous short sha counts as absent).
 
-    Only "present" is remembered: a missing sha may arrive with the next fetch, while a
-    present one stays, and a detect pass asks about the same few shas hundreds of times.
+    The one memory of this fact in the process: a present commit stays present; a missing one
+    is remembered for a few minutes only and forgotten when `fetch` runs, since a fetch (or a
+    person updating the clone by hand) can bring it. A detect pass asks about the same few shas
+    hundreds of times.
     """
     validate_sha(sha)
     key = (str(repo), sha)
     if len(sha) == 40 and key in _KNOWN_COMMITS:
         return True
+    missing_since = _MISSING.get(key)
+    if missing_since is not None and time.monotonic() - missing_since < MISSING_TTL_S:
+        return False
     proc = _run(repo, ("cat-file", "-e", f"{sha}^{{commit}}"), DEFAULT_TIMEOUT_S)
     if proc.returncode == 0 and len(sha) == 40:
         _KNOWN_COMMITS.add(key)
+        _MISSING.pop(key, None)
+    elif proc.returncode != 0:
+        if len(_MISSING) > 10_000:
+            _MISSING.clear()
+        _MISSING[key] = time.monotonic()
     return proc.returncode == 0
+
+
+def forget_missing(repo: Path) -> None:
+    """After a fetch: the commits that were missing may be there now."""
+    for key in [k for k in _MISSING if k[0] == str(repo)]:
+        del _MISSING[key]
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
@@ -154,6 +173,8 @@ def fetch(repo: Path, remote: str) -> str | None:
         run_git(repo, "fetch", "--quiet", remote, timeout=FETCH_TIMEOUT_S)
     except BenchwatchError as exc:
         return f"git fetch {remote} failed: {exc.message}"
+    finally:
+        forget_missing(repo)
     return None
 
 

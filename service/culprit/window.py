@@ -41,7 +41,7 @@ def _parse_log(text: str) -> list[CommitInfo]:
     return out
 
 
-_WINDOWS: dict[tuple[str, str, str, int], CommitWindow] = {}  # complete windows never change
+_WINDOWS: dict[tuple[str, str, str, int], CommitWindow] = {}  # windows read from history never change
 
 
 def commit_window(
@@ -49,15 +49,18 @@ def commit_window(
 ) -> CommitWindow:
     """First-parent commits in (last_good, first_bad] (see `_commit_window`).
 
-    A complete window between two full shas is history and never changes, so the serving
-    process keeps it: each nightly pass re-examines the same few hundred windows.
+    The one cache of windows in the process. A window read from the clone's history (complete,
+    over the cap, or between commits that are not ancestors) never changes, so it is kept: each
+    nightly pass re-examines the same few hundred windows. One that could not be read (no clone,
+    a commit missing, git failing) is asked again; that is cheap, since `git.has_commit`
+    remembers missing commits until the next fetch.
     """
     key = (str(repo), last_good_full, first_bad_full, max_commits)
     hit = _WINDOWS.get(key)
     if hit is not None:
         return hit
-    found = _commit_window(repo, last_good_full, first_bad_full, max_commits)
-    if found.complete and repo is not None and len(last_good_full) == len(first_bad_full) == 40:
+    found, from_history = _commit_window(repo, last_good_full, first_bad_full, max_commits)
+    if from_history and repo is not None and len(last_good_full) == len(first_bad_full) == 40:
         if len(_WINDOWS) > 4096:
             _WINDOWS.clear()
         _WINDOWS[key] = found
@@ -66,29 +69,30 @@ def commit_window(
 
 def _commit_window(
     repo: Path | None, last_good_full: str, first_bad_full: str, max_commits: int = 500
-) -> CommitWindow:
+) -> tuple[CommitWindow, bool]:
     """First-parent commits in (last_good, first_bad], oldest first, at most ``max_commits``.
 
     Over the cap the newest ``max_commits`` are kept (the window is marked incomplete): the
-    commits closest to the first bad nightly are the ones a person checks first.
+    commits closest to the first bad nightly are the ones a person checks first. The flag says
+    whether the answer was read from history (and so never changes).
     """
     lg, fb = git.validate_sha(last_good_full), git.validate_sha(first_bad_full)
     if max_commits <= 0:
         raise BenchwatchError("helion.max_window_commits must be positive")
     if repo is None:
-        return CommitWindow(lg, fb, (), complete=False, problem=NO_CLONE)
+        return CommitWindow(lg, fb, (), complete=False, problem=NO_CLONE), False
     if lg == fb:
-        return CommitWindow(lg, fb, (), complete=True)
+        return CommitWindow(lg, fb, (), complete=True), True
     try:
         if not (git.has_commit(repo, lg) and git.has_commit(repo, fb)):
-            return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE)
+            return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE), False
         text = git.run_git(
             repo, "log", "--first-parent", f"--max-count={max_commits + 1}",
             f"--format={_REC}%H{_FLD}%cI{_FLD}%s", "--name-only", f"{lg}..{fb}", "--",
         )
         ancestor = git.is_ancestor(repo, lg, fb)
     except BenchwatchError as exc:
-        return CommitWindow(lg, fb, (), complete=False, problem=exc.message)
+        return CommitWindow(lg, fb, (), complete=False, problem=exc.message), False
     commits = _parse_log(text)
     problem = None
     if len(commits) > max_commits:
@@ -96,4 +100,4 @@ def _commit_window(
         problem = f"window has more than {max_commits} commits; showing the newest {max_commits}"
     elif not ancestor:
         problem = f"last good {lg[:8]} is not an ancestor of first bad {fb[:8]} in the clone"
-    return CommitWindow(lg, fb, tuple(reversed(commits)), complete=problem is None, problem=problem)
+    return CommitWindow(lg, fb, tuple(reversed(commits)), complete=problem is None, problem=problem), True

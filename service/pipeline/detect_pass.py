@@ -118,10 +118,8 @@ class Stages:
         from service.classify.explain import load_table
 
         self.table = load_table()
-        self._facts: dict[tuple, tuple] = {}
         self._attributed: dict[tuple, Any] = {}
         self._code: dict[tuple[str, str], int] = {}
-        self._windows: dict[tuple[str, str], Any] = {}
         self._ranked: dict[tuple, tuple] = {}
         self._changes: dict[tuple[str, str, str], tuple] = {}
 
@@ -132,10 +130,9 @@ class Stages:
         return list(self._reconcile(previous, current, self.dset))
 
     def window(self, move: Move):
-        k = (move.last_good.full_sha, move.first_bad.full_sha)
-        if k not in self._windows:
-            self._windows[k] = self._window_fn(self.repo, *k, self.settings.helion.max_window_commits)
-        return self._windows[k]
+        """The move's commit window (`culprit.window.commit_window` keeps the one cache of them)."""
+        return self._window_fn(self.repo, move.last_good.full_sha, move.first_bad.full_sha,
+                               self.settings.helion.max_window_commits)
 
     def ranked(self, move: Move, kernels: tuple[str, ...]):
         w = self.window(move)
@@ -159,18 +156,15 @@ class Stages:
     def facts(self, move: Move) -> tuple:
         """Method/runner facts read from Helion's files at both ends of the window, for this
         move's platform and kernel (only files some commit of the window touched are read)."""
-        k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, move.key.kernel,
-             move.key.source)
-        if k not in self._facts:
-            w = self.window(move)
-            changed = frozenset(f for c in w.commits for f in c.files) if w is not None and w.complete else None
-            try:
-                self._facts[k] = tuple(self._facts_fn(
-                    self.repo, *k[:4], self.rules, source=move.key.source, changed_paths=changed))
-            except BenchwatchError as exc:
-                log.warning("repo facts: %s", exc.message)
-                self._facts[k] = ()
-        return self._facts[k]
+        w = self.window(move)
+        changed = frozenset(f for c in w.commits for f in c.files) if w is not None and w.complete else None
+        try:  # `culprit.facts.repo_fact_changes` keeps the one cache of them
+            return tuple(self._facts_fn(
+                self.repo, move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short,
+                move.key.kernel, self.rules, source=move.key.source, changed_paths=changed))
+        except BenchwatchError as exc:
+            log.warning("repo facts: %s", exc.message)
+            return ()
 
     def code_commits(self, window) -> int:
         """How many commits of a window change Helion's code (not docs, tests or the harness)."""
