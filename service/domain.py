@@ -106,6 +106,16 @@ SOURCES: tuple[str, ...] = tuple(s.value for s in Source)
 MAD_TO_SIGMA = 1.4826
 
 
+def badge_label(state: str, cause: str, direction: str | None) -> str:
+    """What a badge says of an alert, a group or a queue row, as Slack does: "retracted" once the
+    move is withdrawn, "improvement" for a real move for the better, else the (effective) cause."""
+    if state == MoveState.RETRACTED:
+        return MoveState.RETRACTED.value
+    if cause == Cause.REAL and direction == Direction.IMPROVEMENT:
+        return Direction.IMPROVEMENT.value
+    return str(cause)
+
+
 def effective_cause(machine: str, human: str | None) -> str:
     """The cause a person reads for one alert: a human's re-classification beats the machine's."""
     return human or machine

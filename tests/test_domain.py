@@ -110,3 +110,13 @@ def test_only_a_kernels_own_speed_is_alerted_alone():
         assert _detectable(name) and not _alertable(name), name
     for name in ("helion_wins", "total", "cudagraph"):
         assert not _detectable(name) and not _alertable(name), name
+
+
+def test_one_badge_rule_for_alerts_groups_and_queue_rows():
+    from service.domain import badge_label
+
+    assert badge_label("retracted", "real", "improvement") == "retracted"
+    assert badge_label("confirmed", "real", "improvement") == "improvement"
+    assert badge_label("confirmed", "real", "regression") == "real"
+    assert badge_label("ended", "method_change", "improvement") == "method_change"  # only real moves are improvements
+    assert badge_label("provisional", "hardware", None) == "hardware"

@@ -8,7 +8,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import jinja2
 
-from service.domain import CAUSE_WORDS, Cause, Direction, GroupKind, MoveState
+from service.domain import CAUSE_WORDS, Cause, Direction, GroupKind, MoveState, badge_label
 from service.notify.words import cause_words
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -90,4 +90,4 @@ def install_filters(env: jinja2.Environment) -> None:
         date=fmt_date, age=fmt_age, pct=fmt_pct, num=fmt_num, safe_url=safe_url,
         cause_label=lambda c: {**CAUSE_WORDS, **LABEL_WORDS}.get(str(c), str(c)),
     )
-    env.globals.update(commit_url=commit_url)
+    env.globals.update(commit_url=commit_url, badge_label=badge_label)

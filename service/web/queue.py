@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from service.domain import (
     ACTIVE_STATUSES, CAUSES, HEADLINE, SOURCES, STATUSES, Cause, Direction, GroupKind, MoveState,
-    effective_cause, group_cause,
+    badge_label, effective_cause, group_cause,
 )
 from service.errors import BenchwatchError
 from service.notify.view import group_status
@@ -73,11 +73,8 @@ class QueueRow:
     def label(self) -> str:
         """What the row's badge says, as Slack does: "retracted" once the move is withdrawn,
         "improvement" for a real move for the better, else the effective cause."""
-        if self.state == RETRACTED:
-            return RETRACTED
-        if self.cause == _REAL and self.members and all(m.direction == IMPROVEMENT for m in self.members):
-            return IMPROVEMENT
-        return self.cause
+        better = bool(self.members) and all(m.direction == IMPROVEMENT for m in self.members)
+        return badge_label(self.state, self.cause, IMPROVEMENT if better else None)
 
     @property
     def filter_cause(self) -> str:
