@@ -11,9 +11,8 @@ names this device, names a moved kernel, names the kernels' family. Discounts: t
 belong only to another slice, docs-only, tests-only, harness/CI-only. Every boost and discount
 adds one human reason. Commits are ranked on the evidence before the cap (more evidence wins
 even where both scores read 1.00). A subject that says nothing that runs changed (lint, typing,
-a typo) is discounted. Ties are broken newest
-first: with equal evidence the commit nearest the first bad nightly is the one a person checks
-first, and the order is deterministic.
+a typo) is discounted. Ties are broken newest first: with equal evidence the commit nearest the
+first bad nightly is the one a person checks first, and the order is deterministic.
 """
 
 from __future__ import annotations
@@ -213,6 +212,14 @@ def _build_slices(platform_short: str, rules: SliceRules) -> _Slices:
                    tuple(all_paths))
 
 
+def _other_device(subject: str, tags: list[str], sl: _Slices) -> str | None:
+    """The other platform's tag or device word a subject names, when it names nothing of this
+    platform's (its tags, its device words): the author meant that machine."""
+    if any(t in sl.own.tags for t in tags) or _first_mention(subject, sl.own.hints):
+        return None
+    return next((t for t in tags if t in sl.other_tags), None) or _first_mention(subject, sl.other_hints)
+
+
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
            rules: SliceRules, sl: _Slices) -> tuple[float, float, list[str]]:
     """(score, rank key, reasons) of one commit; the rank key is the score before the cap at 1.
@@ -288,15 +295,13 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     other_hint = None if (own_evidence or hint) else _first_mention(c.subject, sl.other_hints)
     # the subject names another device or backend and never this one ("[sm100] ... B200" for an
     # H100 move): the author meant that machine, even where the touched paths are shared
-    other_device = None
-    if not (own_tag or hint or own_files):
-        other_device = other_tag or _first_mention(c.subject, sl.other_hints)
+    other_device = None if own_files else _other_device(c.subject, tags, sl)
     # a shared tag narrowed by another platform's own ("[triton][AMD]" for an H100 move): the
     # author meant that platform's backend, whatever the shared tag says
     narrowed = None
     if own_tag and own_tag in sl.shared_tags and not hint and not own_files and not any(
             t in sl.own.tags and t not in sl.shared_tags for t in tags):
-        narrowed = next((t for t in tags if t in sl.other_tags), None)
+        narrowed = other_tag
     if narrowed:
         factor *= w.other_slice
         reasons.append(f"[{_as_written(c.subject, own_tag)}] narrowed to another platform by "
@@ -405,14 +410,6 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
     return round(score, 4), reasons
 
 
-def _about_another_platform(c: CommitInfo, sl: _Slices) -> bool:
-    """The subject names another platform's device or backend and never this one's."""
-    tags = subject_tags(c.subject)
-    if any(t in sl.own.tags for t in tags) or _first_mention(c.subject, sl.own.hints):
-        return False
-    return any(t in sl.other_tags for t in tags) or _first_mention(c.subject, sl.other_hints) is not None
-
-
 def find_change_commit(
     window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None,
     platform_short: str | None = None,
@@ -429,7 +426,7 @@ def find_change_commit(
     sl = _slices(platform_short, rules) if platform_short else None
     best: tuple[float, float, int, RankedCommit] | None = None
     for idx, c in enumerate(window.commits):
-        if sl is not None and _about_another_platform(c, sl):
+        if sl is not None and _other_device(c.subject, subject_tags(c.subject), sl):
             continue
         score, reasons = _change_score(c, kind, rules)
         if score < rules.weights.change_threshold:
