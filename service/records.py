@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import NamedTuple
 
 # The vocabulary lives in service/domain.py; these names stay importable from here.
@@ -148,6 +149,12 @@ class CommitWindow:
     commits: tuple[CommitInfo, ...] = ()
     complete: bool = True
     problem: str | None = None
+
+    @cached_property
+    def touched_paths(self) -> frozenset[str]:
+        """Every file some commit of the window touched (files no commit touched are the same at
+        both ends); worked out once per window, which the process keeps."""
+        return frozenset(f for c in self.commits for f in c.files)
 
 
 @dataclass(frozen=True)

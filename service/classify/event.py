@@ -9,6 +9,7 @@ event's cause and kind say is honest.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from service.classify.explain import Explanation, LikelihoodTable, explain
@@ -70,10 +71,11 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     decisive = ex.decisive
     scores = pooled or ex.scores
     where = "on every platform that shares the change" if pooled else "best"
-    head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
     if unexplained:
         head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel's timers disagree and nothing in the window changes "
                 "how it is measured, so no cause explains it")
+    else:
+        head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
     if decisive is not None:
         head += f"; decisive: {decisive.detail}"
     evidence.append(Evidence("event", cause, head, {
@@ -196,8 +198,6 @@ def with_change_commit(c: Classification, commit: RankedCommit | None) -> Classi
 def _margin_words(cause: str, scores: dict[str, float]) -> str:
     """How much better the winner explains the event than the runner-up, in words a person reads
     (the summed log likelihoods stay in the evidence's facts)."""
-    import math
-
     others = [(v, c) for c, v in scores.items() if c != cause]
     if not others or cause not in scores:
         return ""

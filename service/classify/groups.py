@@ -103,4 +103,3 @@ def _first_bad(moves: list[Move], anchor: str) -> str:
     counts = Counter(m.first_bad.run_id for m in moves)
     best = max(counts.values())
     return anchor if counts.get(anchor) == best else min(r for r, n in counts.items() if n == best)
-

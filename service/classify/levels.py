@@ -16,7 +16,6 @@ from service.domain import MAD_TO_SIGMA
 from service.records import SeriesData, aware, naive
 
 
-
 def _date(p) -> datetime:
     return p.date
 

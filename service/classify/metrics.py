@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from service.domain import CATALOGUE, COMPARATOR_SPEEDUPS, metric
-
-LATENCY = "helion_latency_avg_ms"
+from service.domain import CATALOGUE, COMPARATOR_SPEEDUPS, LATENCY, metric
 
 __all__ = ["COMPARATOR_SPEEDUPS", "LATENCY", "family", "is_baseline_metric", "is_speedup"]
 

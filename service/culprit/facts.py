@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import yaml
 
 from service.culprit import git
-from service.culprit.rules import SliceRules, load_rules
+from service.culprit.rules import PlatformRule, SliceRules, load_rules
 from service.errors import BenchwatchError
 from service.records import FactChange
 
@@ -175,7 +175,7 @@ def _platform_kernels(defaults: dict[str, set[str]], inputs: tuple[str, ...]) ->
 
 
 def _dispatch_facts(old: str | None, new: str | None, platform: str, kernel: str,
-                    kernel_inputs: tuple[str, ...] = ("kernels",)) -> list[FactChange]:
+                    kernel_inputs: tuple[str, ...]) -> list[FactChange]:
     before = _platform_kernels(dispatch_kernel_defaults(_load_yaml(old)), kernel_inputs)
     after = _platform_kernels(dispatch_kernel_defaults(_load_yaml(new)), kernel_inputs)
     if before is None or after is None:
@@ -483,8 +483,8 @@ def _fact_changes(
         if _touched(changed, RUN_PY):
             out += _run_py_facts(*pair(RUN_PY), kernel)
         if _touched(changed, DISPATCH):
-            inputs = rules.platform(platform_short).kernel_inputs if rules is not None else ("kernels",)
-            out += _dispatch_facts(*pair(DISPATCH), platform_short, kernel, inputs)
+            rule = rules.platform(platform_short) if rules is not None else PlatformRule()
+            out += _dispatch_facts(*pair(DISPATCH), platform_short, kernel, rule.kernel_inputs)
         if _touched(changed, hf.LINATTN):
             out += hf.linattn_facts(*pair(hf.LINATTN), kernel)
         if platform_short == "tpu" and _touched(changed, hf.RUN_TPU):

@@ -49,9 +49,6 @@ from service.store.tables import Alert
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METRIC = HEADLINE_OF  # the headline of each source
-
-
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -157,7 +154,7 @@ class Stages:
         """Method/runner facts read from Helion's files at both ends of the window, for this
         move's platform and kernel (only files some commit of the window touched are read)."""
         w = self.window(move)
-        changed = frozenset(f for c in w.commits for f in c.files) if w is not None and w.complete else None
+        changed = w.touched_paths if w is not None and w.complete else None
         try:  # `culprit.facts.repo_fact_changes` keeps the one cache of them
             return tuple(self._facts_fn(
                 self.repo, move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short,
@@ -294,7 +291,7 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> 
     found = {sid: stages.detect(view.data[sid]) for sid in series_ids}
     # the headline only: a platform-wide step in latency or compile time alone is a change in
     # how those are measured far more often than news, and either timer's own detector sees big ones
-    headline = DEFAULT_METRIC[view.source]
+    headline = HEADLINE_OF[view.source]
     alertable = [view.data[r.series_id] for r in view.refs if r.key.metric == headline and r.series_id in view.data]
     night_of = {r.run_id: i for i, r in enumerate(view.trend)}
     known = {view.data[sid].key: ms for sid, ms in found.items()}

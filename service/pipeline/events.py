@@ -177,9 +177,10 @@ class EventGatherer:
                           if m.state == "ended" and m.nights_after <= short and not episode)
         # a member below the bar alone is noise; one of many kernels that stepped together on
         # this platform (the platform-wide rule found them) is part of the event
-        together = Counter(m.direction for m in group.moves)
-        crowd = {d for d, n in together.items()
-                 if len({m.key.kernel for m in group.moves if m.direction == d}) >= self.stages.cset.group_min_kernels}
+        kernels_by_direction: dict[str, set[str]] = defaultdict(set)
+        for m in group.moves:
+            kernels_by_direction[m.direction].add(m.key.kernel)
+        crowd = {d for d, ks in kernels_by_direction.items() if len(ks) >= self.stages.cset.group_min_kernels}
         for m in group.moves:
             if move_key(m) in blips:
                 continue

@@ -18,10 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
+from service.domain import HEADLINE_OF
 from service.errors import BenchwatchError
 from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
-from service.pipeline.detect_pass import DEFAULT_METRIC, SourceView, Stages, _alertable, _detectable, fresh_moves
+from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
 from service.store.alerts_writer import evidence_item
 from service.store.db import Store
@@ -47,7 +48,7 @@ def parse_day(text: str) -> date:
 
 
 def _check_question(session: Session, q: Question) -> str:
-    if q.source not in DEFAULT_METRIC:
+    if q.source not in HEADLINE_OF:
         raise BenchwatchError(f"--source must be dashboard or pretuned, not {q.source!r}")
     if q.window_nights < 1 or q.window_nights > 60:
         raise BenchwatchError("--window-days must be between 1 and 60")
@@ -55,7 +56,7 @@ def _check_question(session: Session, q: Question) -> str:
     if q.platform_short not in platforms:
         known = ", ".join(sorted(platforms)) or "none stored yet"
         raise BenchwatchError(f"no {q.source} series for platform {q.platform_short!r} (known: {known})")
-    metric = q.metric or DEFAULT_METRIC[q.source]
+    metric = q.metric or HEADLINE_OF[q.source]
     if not _detectable(metric):
         raise BenchwatchError(f"metric {metric!r} is a count or flag, not a performance series")
     refs = series_refs(session, source=q.source, platform_short=q.platform_short, kernel=q.kernel, metric=metric)
@@ -146,7 +147,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
     stages = Stages(settings, repo)
     with store.session() as session:
         _check_question(session, q)
-        headline = DEFAULT_METRIC[q.source]
+        headline = HEADLINE_OF[q.source]
         refs = [r for r in series_refs(session, source=q.source)
                 if r.key.metric == headline or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
