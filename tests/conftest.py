@@ -154,8 +154,9 @@ def cli(db_url: str, monkeypatch):
 def _bundle() -> Path:
     """The real Helion repository as a bundle, in the shared folder beside the project
     (``BENCHWATCH_SHARED_DIR`` overrides where that folder is; same rule as tests/blind_worlds)."""
-    shared = os.environ.get("BENCHWATCH_SHARED_DIR") or str(Path(__file__).resolve().parents[2] / "shared")
-    return Path(shared) / "datasets" / "helion-repo" / "helion-main.bundle"
+    from tests.shared_data import bundle_path
+
+    return bundle_path()
 
 
 HELION_BUNDLE = _bundle()

@@ -1,6 +1,6 @@
 """Culprit ranking and harness/runner change commits, on real Helion subjects and paths.
 
-The history is /work/shared/datasets/helion-commits/commits.jsonl (2,270 first-parent commits
+The history is shared/datasets/helion-commits/commits.jsonl (2,270 first-parent commits
 of pytorch/helion main); tests read it in place and pick real commits by sha prefix or tag.
 """
 
@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
 from service.culprit.rank import find_change_commit, rank_commits, subject_tags
 from service.culprit.rules import load_rules
 from service.records import CommitInfo, CommitWindow
+from tests.shared_data import commits_jsonl
 
-COMMITS = Path("/work/shared/datasets/helion-commits/commits.jsonl")
+COMMITS = commits_jsonl()
 PLATFORMS = ("h100", "b200", "b200_cute", "mi350x", "tpu")
 
 pytestmark = pytest.mark.skipif(not COMMITS.exists(), reason=f"{COMMITS} is not on this machine")

@@ -13,6 +13,7 @@ from service.culprit import git
 from service.culprit.window import NO_CLONE, NOT_IN_CLONE, commit_window
 from service.errors import BenchwatchError
 from tests.gitrepo import CommitSpec, build_repo
+from tests.shared_data import commits_jsonl
 
 T0 = datetime(2026, 4, 2, 8, 0, tzinfo=timezone.utc)
 
@@ -124,7 +125,7 @@ def test_side_branch_commits_of_a_merge_are_not_in_the_window(tmp_path):
     assert "wip on a branch" not in {c.subject for c in w.commits}
 
 
-COMMITS = Path("/work/shared/datasets/helion-commits/commits.jsonl")
+COMMITS = commits_jsonl()
 
 
 @pytest.mark.skipif(not COMMITS.exists(), reason=f"{COMMITS} is not on this machine")

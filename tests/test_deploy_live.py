@@ -41,12 +41,13 @@ import pytest
 
 from tests.dashboard_server import DashboardServer
 from tests.deploy import engine as eng
+from tests.shared_data import bundle_path
 from tests.slack_standin import TOKEN, SlackStandIn
 
 pytestmark = pytest.mark.deploy  # `make test-deploy` (and .ci/run): ~10 minutes, its own step
 
 ROOT = Path(__file__).resolve().parent.parent
-BUNDLE = ROOT.parent / "shared" / "datasets" / "helion-repo" / "helion-main.bundle"
+BUNDLE = bundle_path()
 COPY_IGNORE = shutil.ignore_patterns(".venv", "var", ".git", "__pycache__", ".pytest_cache", "*.egg-info",
                                      "build", "dist", ".env", "*.db", "benchmarks")
 UPGRADE_MIGRATION = '''"""deploy test: one more revision, applied by the upgraded image on start."""

@@ -17,15 +17,7 @@ from pathlib import Path
 import yaml
 
 
-def shared_dir() -> Path:
-    env = os.environ.get("BENCHWATCH_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared"
-
-
-def bundle_path() -> Path:
-    return shared_dir() / "datasets" / "helion-repo" / "helion-main.bundle"
+from tests.shared_data import bundle_path, shared_dir  # noqa: E402,F401 (one rule for every test)
 
 
 _CLONE_LOCK = threading.Lock()

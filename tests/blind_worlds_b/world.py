@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from tests.blind_worlds.world import Label, Night
+from tests.shared_data import bundle_path
 
 from . import facts as F
 
-BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
+BUNDLE = bundle_path()
 VERSION = "b2-2"
 PRETUNED_BUILDER = F.PRETUNED_BUILDER_PATH
 # seed -> last nightly of the window (other seeds: drawn in 2026-03-01 .. 2026-08-21)

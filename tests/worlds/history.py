@@ -12,11 +12,11 @@ import json
 import re
 from datetime import timedelta
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
 from tests.gitrepo import CommitSpec
+from tests.shared_data import commits_jsonl
 from tests.helion_files import DEFAULT_RUNNERS, DISPATCH_PATH, RUN_PY_PATH, render_dispatch_yml, render_run_py
 from tests.worlds.catalog import (
     CUTE_KERNELS,
@@ -31,7 +31,7 @@ from tests.worlds.catalog import (
 from tests.worlds.simulate import Simulation
 from tests.worlds.spec import EventSpec, WorldSpec
 
-COMMITS_JSONL = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "helion-commits" / "commits.jsonl"
+COMMITS_JSONL = commits_jsonl()
 _HARNESS = re.compile(r"^(benchmarks/|\.github/|pretuned_kernels/|docker|Dockerfile|requirements)", re.I)
 _TAG = re.compile(r"^\s*\[([^\]]+)\]")
 _SLICE_WORDS = {
