@@ -152,14 +152,11 @@ def cli(db_url: str, monkeypatch):
 
 
 def _bundle() -> Path:
-    """The real Helion repository as a bundle, in the shared folder beside the project
-    (``BENCHWATCH_SHARED_DIR`` overrides where that folder is; same rule as tests/blind_worlds)."""
+    """The real Helion repository as a bundle, in the shared folder (`tests/shared_data.py` says
+    where; imported here, not at the top, so this conftest also runs alone in a scratch session)."""
     from tests.shared_data import bundle_path
 
     return bundle_path()
-
-
-HELION_BUNDLE = _bundle()
 
 
 @pytest.fixture(scope="session")
@@ -167,11 +164,12 @@ def helion_clone(tmp_path_factory) -> Path:
     """A bare clone of the real Helion repository (from the shared bundle), once per session."""
     import subprocess
 
-    if not HELION_BUNDLE.exists():
-        pytest.skip(f"the Helion bundle {HELION_BUNDLE} is not on this machine")
+    bundle = _bundle()
+    if not bundle.exists():
+        pytest.skip(f"the Helion bundle {bundle} is not on this machine")
     dest = tmp_path_factory.mktemp("helion-real") / "helion.git"
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run(["git", "clone", "--bare", "-q", str(HELION_BUNDLE), str(dest)], check=True, env=env,
+    subprocess.run(["git", "clone", "--bare", "-q", str(bundle), str(dest)], check=True, env=env,
                    capture_output=True)
     return dest
 
