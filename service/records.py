@@ -108,6 +108,15 @@ class CommitInfo:
     subject: str
     date: datetime
     files: tuple[str, ...] = ()
+    # lines added + deleted per file, in `files` order (``git log --numstat``); empty when unknown,
+    # None for a binary file. Why: between commits with equal evidence, the one that changed
+    # more of the code a move runs through is the one a person reads first.
+    lines: tuple[int | None, ...] = ()
+
+    def lines_in(self, files) -> int:
+        """Lines changed in those of ``files`` this commit touched (binary and unknown count 0)."""
+        wanted = set(files)
+        return sum(n or 0 for f, n in zip(self.files, self.lines) if f in wanted)
 
 
 @dataclass(frozen=True)

@@ -363,3 +363,32 @@ def test_a_harness_commit_about_another_platform_is_not_this_ones(history, rules
     found = find_change_commit(window, "harness", rules, "mi350x")
     assert found is not None and found.full_sha == mi350.full_sha
     assert find_change_commit(window, "harness", rules).full_sha == mi350.full_sha  # unscoped: as before
+
+
+def test_equal_evidence_goes_to_the_commit_that_changed_more_helion_code(rules):
+    """Two commits alike in every rule: the bigger change to Helion code is read first, though
+    the other is newer; lines in docs or tests do not count."""
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    files = ("helion/_compiler/indexing_strategy.py", "docs/api.md")
+    big = CommitInfo("a" * 8, "a" * 40, "Fix indexing", t, files, lines=(120, 0))
+    small = CommitInfo("b" * 8, "b" * 40, "Fix indexing", t + timedelta(hours=1), files, lines=(3, 900))
+    ranked = rank_commits(CommitWindow(big.full_sha, small.full_sha, (big, small)), "h100", ("gemm",), rules)
+    assert ranked[0].score == ranked[1].score
+    assert [r.full_sha for r in ranked] == [big.full_sha, small.full_sha]
+    unknown = CommitInfo("c" * 8, "c" * 40, "Fix indexing", t + timedelta(hours=2), files)
+    ranked = rank_commits(CommitWindow(big.full_sha, unknown.full_sha, (big, unknown)), "h100", ("gemm",), rules)
+    assert ranked[0].full_sha == big.full_sha
+
+
+def test_a_commit_naming_the_moved_kernel_outranks_a_louder_tag(history, rules):
+    """A plain commit about softmax ranks above a [Pallas] commit touching pallas paths for a TPU
+    softmax move; the score shown keeps its own scale (the order bonus is not in it)."""
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    loud = CommitInfo("d" * 8, "d" * 40, "[Pallas] Improve VMEM tiling on TPU", t + timedelta(hours=1),
+                      ("helion/_compiler/pallas/tiling.py",))
+    named = CommitInfo("e" * 8, "e" * 40, "Speed up softmax", t, ("helion/_compiler/reduction_strategy.py",))
+    ranked = rank_commits(CommitWindow(named.full_sha, loud.full_sha, (named, loud)), "tpu", ("softmax",), rules)
+    assert [r.full_sha for r in ranked] == [named.full_sha, loud.full_sha]
+    assert any("names kernel softmax" in why for why in ranked[0].reasons)
+    alone = _score(named, "tpu", rules, ("softmax",))
+    assert alone.score == ranked[0].score <= 1.0

@@ -149,3 +149,40 @@ def test_window_over_a_replay_of_real_helion_history(tmp_path):
     assert [c.date for c in w.commits] == [
         datetime.fromisoformat(r["commit_date"]).astimezone(timezone.utc) for r in rows[101:161]
     ]
+
+
+def test_window_counts_lines_per_file_through_renames_and_binaries(tmp_path):
+    """`git log --numstat`: lines added + deleted per touched file; a renamed file is named by its
+    new path (the one a person opens), a binary file has no line count."""
+    path = tmp_path / "helion"
+    body = "".join(f"line {i}\n" for i in range(40))
+    shas = build_repo(path, [
+        CommitSpec("Initial", T0, {"helion/_compiler/old_name.py": body, "README.md": "hi\n"}),
+        CommitSpec("Grow it", T0 + timedelta(hours=1),
+                   {"helion/_compiler/old_name.py": body + "extra 1\nextra 2\n", "README.md": "hello\n"}),
+    ])
+    _git(path, "mv", "helion/_compiler/old_name.py", "helion/_compiler/new_name.py")
+    (path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x01")
+    _git(path, "add", "logo.png")
+    _git(path, "commit", "-q", "-m", "Rename and add a logo", date=T0 + timedelta(hours=2))
+    head = _git(path, "rev-parse", "HEAD")
+    w = commit_window(path, shas[0], head)
+    grow, rename = w.commits
+    assert dict(zip(grow.files, grow.lines)) == {"helion/_compiler/old_name.py": 2, "README.md": 2}
+    assert grow.lines_in(["helion/_compiler/old_name.py"]) == 2
+    assert dict(zip(rename.files, rename.lines)) == {"helion/_compiler/new_name.py": 0, "logo.png": None}
+    assert rename.lines_in(rename.files) == 0
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("3\t1\thelion/a.py", ("helion/a.py", 4)),
+    ("-\t-\tdocs/logo.png", ("docs/logo.png", None)),
+    ("0\t0\thelion/{old => new}/x.py", ("helion/new/x.py", 0)),
+    ("5\t2\thelion/{ => sub}/y.py", ("helion/sub/y.py", 7)),
+    ("1\t1\told.py => new.py", ("new.py", 2)),
+    ("garbage", None),
+])
+def test_numstat_lines_are_parsed_or_skipped(line, expected):
+    from service.culprit.window import _numstat
+
+    assert _numstat(line) == expected

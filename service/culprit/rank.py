@@ -11,8 +11,10 @@ names this device, names a moved kernel, names the kernels' family. Discounts: t
 belong only to another slice, docs-only, tests-only, harness/CI-only. Every boost and discount
 adds one human reason. Commits are ranked on the evidence before the cap (more evidence wins
 even where both scores read 1.00). A subject that says nothing that runs changed (lint, typing,
-a typo) is discounted. Ties are broken newest first: with equal evidence the commit nearest the
-first bad nightly is the one a person checks first, and the order is deterministic.
+a typo) is discounted. Naming a moved kernel also counts ``kernel_rank`` in the order (not in the
+score shown): the author said which kernel the change is for. Ties go to the commit that changed
+more lines of Helion code, then to the newest: with equal evidence the bigger change, then the one
+nearest the first bad nightly, is what a person checks first, and the order is deterministic.
 """
 
 from __future__ import annotations
@@ -339,7 +341,10 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     if quiet:
         factor *= w.no_behaviour
         reasons.append(f"subject says nothing that runs changed ({quiet!r}): discounted")
-    return round(min(1.0, raw) * factor, 4), raw * factor, reasons
+    # naming the moved kernel puts a commit ahead of louder tags (order only: the score a person
+    # reads keeps one scale)
+    order = raw + (w.kernel_rank if named else 0.0)
+    return round(min(1.0, raw) * factor, 4), order * factor, reasons
 
 
 def rank_commits(
@@ -353,10 +358,13 @@ def rank_commits(
     scored = []
     for idx, c in enumerate(window.commits):
         score, key, reasons = _score(c, platform_short, names, families, rules, sl)
-        scored.append((key, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
-    # window.commits is oldest first, so a larger index is newer; dates can tie or go backwards.
-    scored.sort(key=lambda t: (-t[0], -t[2].date.timestamp(), -t[1]))
-    return [r for _, _, r in scored]
+        code_lines = c.lines_in(f for f in c.files if classify_file(f, rules) == "code")
+        scored.append((round(key, 6), code_lines, idx,
+                       RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
+    # equal evidence: the commit that changed more Helion code, then the newest (window.commits
+    # is oldest first, so a larger index is newer; dates can tie or go backwards)
+    scored.sort(key=lambda t: (-t[0], -t[1], -t[3].date.timestamp(), -t[2]))
+    return [r for *_, r in scored]
 
 
 # --- harness / runner change commits -------------------------------------------------------------

@@ -37,8 +37,9 @@ class Weights(_Model):
     tag: float = Field(0.35, ge=0, le=1)
     path: float = Field(0.30, ge=0, le=1)
     shared_code: float = Field(0.15, ge=0, le=1)
-    device_hint: float = Field(0.15, ge=0, le=1)
+    device_hint: float = Field(0.10, ge=0, le=1)
     kernel: float = Field(0.40, ge=0, le=1)
+    kernel_rank: float = Field(0.40, ge=0, le=1)  # order only: naming the moved kernel ranks first
     family: float = Field(0.10, ge=0, le=1)
     other_family: float = Field(0.5, ge=0, le=1)  # discount: names only another kernel family
     other_slice: float = Field(0.30, ge=0, le=1)

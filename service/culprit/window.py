@@ -20,8 +20,30 @@ _REC = "\x1e"  # record separator: starts each commit's header line
 _FLD = "\x1f"  # field separator inside the header
 
 
+def _numstat_path(path: str) -> str:
+    """The path a numstat line names after a rename: ``a/{old => new}/f`` or ``old => new``."""
+    if " => " not in path:
+        return path
+    if "{" in path and "}" in path:
+        head, _, rest = path.partition("{")
+        inner, _, tail = rest.partition("}")
+        new = inner.split(" => ", 1)[1]
+        return (head + new + tail).replace("//", "/")
+    return path.split(" => ", 1)[1]
+
+
+def _numstat(line: str) -> tuple[str, int | None] | None:
+    """``added<TAB>deleted<TAB>path`` -> (path, added + deleted); binary files (``-``) give None."""
+    parts = line.split("\t", 2)
+    if len(parts) != 3 or not parts[2].strip():
+        return None
+    added, deleted, path = parts
+    n = int(added) + int(deleted) if added.isdigit() and deleted.isdigit() else None
+    return _numstat_path(path.strip()), n
+
+
 def _parse_log(text: str) -> list[CommitInfo]:
-    """Parse ``--format=%x1e%H%x1f%cI%x1f%s --name-only`` output, newest first."""
+    """Parse ``--format=%x1e%H%x1f%cI%x1f%s --numstat`` output, newest first."""
     out: list[CommitInfo] = []
     for chunk in text.split(_REC):
         if not chunk.strip():
@@ -36,8 +58,9 @@ def _parse_log(text: str) -> list[CommitInfo]:
             date = datetime.fromisoformat(date_s.strip()).astimezone(timezone.utc)
         except (BenchwatchError, ValueError):
             continue
-        files = tuple(line for line in rest.splitlines() if line.strip())
-        out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date, files=files))
+        stats = [st for line in rest.splitlines() if line.strip() and (st := _numstat(line))]
+        out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date,
+                              files=tuple(f for f, _ in stats), lines=tuple(n for _, n in stats)))
     return out
 
 
@@ -88,7 +111,7 @@ def _commit_window(
             return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE), False
         text = git.run_git(
             repo, "log", "--first-parent", f"--max-count={max_commits + 1}",
-            f"--format={_REC}%H{_FLD}%cI{_FLD}%s", "--name-only", f"{lg}..{fb}", "--",
+            f"--format={_REC}%H{_FLD}%cI{_FLD}%s", "--numstat", f"{lg}..{fb}", "--",
         )
         ancestor = git.is_ancestor(repo, lg, fb)
     except BenchwatchError as exc:
