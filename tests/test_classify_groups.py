@@ -58,3 +58,34 @@ def test_a_part_splits_a_platform_nightly_without_making_a_parent():
     assert [(g.platform_short, g.part) for g in groups] == [("b200", ""), ("b200", "own_method"), ("h100", ""),
                                                           (None, "")]
     assert groups[-1].children == tuple(groups[:3])
+
+
+class _Shapes:
+    """Stored shape lists per (track, run pk): the one thing `part_of` reads from the documents."""
+
+    def __init__(self, lists: dict[tuple[int, int], tuple[str, ...]]) -> None:
+        self.lists = lists
+
+    def shapes_near(self, track_id: int, run_pk: int, *, side: str):
+        return self.lists.get((track_id, run_pk))
+
+
+def test_kernels_whose_stored_shapes_changed_across_the_step_are_split_off():
+    """Two kernels whose shape list changed on the night five kernels stepped are their own
+    event (a shapes edit), whatever the repo facts say; a kernel with unknown shapes stays."""
+    from types import SimpleNamespace
+
+    from service.pipeline.events import part_of
+
+    moves = [move(kernel=k) for k in ("a", "b", "c", "d", "e")]
+    lg, fb = moves[0].last_good.run_id, moves[0].first_bad.run_id
+    refs = [SimpleNamespace(key=m.key, track_id=i) for i, m in enumerate(moves)]
+    same, more = ("s1", "s2"), ("s1", "s2", "s3")
+    lists = {(i, 1): same for i in range(4)}
+    lists.update({(0, 2): more, (1, 2): more, (2, 2): same, (3, 2): same})  # e (4): never stored
+    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes(lists))
+    stages = SimpleNamespace(facts=lambda m: ())
+    groups = group_moves(moves, part_of(stages, view))
+    assert [(g.part, g.kernels) for g in groups] == [("", ("c", "d", "e")), ("own_method", ("a", "b"))]
+    # `investigate` splits only the platform asked about
+    assert [g.part for g in group_moves(moves, part_of(stages, view, "h100"))] == [""]

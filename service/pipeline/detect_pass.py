@@ -393,7 +393,7 @@ def _detect_source(
     live = [m for ms in moves.values() for m in ms if m.state != "retracted"]
     lone = _lone_blips(live, view, stages)
     live = [m for m in live if move_key(m) not in lone]
-    groups = group_moves(live, part_of(stages))
+    groups = group_moves(live, part_of(stages, view))
     newest = len(view.trend) - 1
     sid_of = {r.key: r.series_id for r in view.refs}
     settled = {
@@ -531,7 +531,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         members.append(m)
         by_move[_move_key(m)] = a
 
-    groups = group_moves(members, part_of(stages))
+    groups = group_moves(members, part_of(stages, view))
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
     decided: dict[int, tuple[str, str, int]] = {}  # id(MoveGroup) -> (cause, kind, kernels)

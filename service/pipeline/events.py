@@ -91,11 +91,9 @@ class EventGatherer:
             comps = tuple(self._step(tid, x, rep) for x in sorted(metrics) if is_baseline_metric(x))
             latency = None
         lg_pk, fb_pk = v.pk_of.get(rep.last_good.run_id), v.pk_of.get(rep.first_bad.run_id)
-        shapes = attrs = None
+        shapes = shapes_changed(v, tid, rep)
+        attrs = None
         if lg_pk is not None and fb_pk is not None and v.facts is not None:
-            sb = v.facts.shapes_near(tid, lg_pk, side="before")
-            sa = v.facts.shapes_near(tid, fb_pk, side="after")
-            shapes = None if sb is None or sa is None else tuple(sb) != tuple(sa)
             attrs = tuple(sorted({a.attribute for a in v.attribute_changes(tid, lg_pk, fb_pk)}))
         facts = tuple(f for f in self.facts(rep) if f.kernels is not None and kernel in f.kernels)
         return KernelSteps(
@@ -199,19 +197,36 @@ def _noise(m: Move, bar: float) -> Classification:
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
 
 
-def part_of(stages: "Stages", platform: str | None = None):
+def shapes_changed(view: "SourceView", track_id: int, m: Move) -> bool | None:
+    """Did the kernel's stored shape list change across the move's step? None: not known."""
+    lg_pk, fb_pk = view.pk_of.get(m.last_good.run_id), view.pk_of.get(m.first_bad.run_id)
+    if lg_pk is None or fb_pk is None or view.facts is None:
+        return None
+    before = view.facts.shapes_near(track_id, lg_pk, side="before")
+    after = view.facts.shapes_near(track_id, fb_pk, side="after")
+    return None if before is None or after is None else tuple(before) != tuple(after)
+
+
+def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
     """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
-    in the window (a kernel-scoped method fact) are one part, the others another.
+    in the window are one part, the others another. Their own measurement changed when the
+    repo says so (a kernel-scoped method fact) or the documents do (the kernel's shape list
+    differs across the step): a shapes edit to two kernels is not the platform's event.
 
     ``platform``: only that platform's nightlies are split (`investigate` asks about one; the
     other platforms are context, and their kernels per night are the same however they split,
     so it spares reading their windows' files)."""
     from service.classify.event import own_method_fact
 
+    track_of = {r.key: r.track_id for r in view.refs}
+
     def part(m: Move) -> str:
         if platform is not None and m.key.platform_short != platform:
             return ""
-        return "own_method" if own_method_fact(stages.facts(m), m.key.kernel) is not None else ""
+        if own_method_fact(stages.facts(m), m.key.kernel) is not None:
+            return "own_method"
+        tid = track_of.get(m.key)
+        return "own_method" if tid is not None and shapes_changed(view, tid, m) else ""
 
     return part
 
