@@ -141,11 +141,17 @@ def _best_split(members, pts_of, at, moved: list[int], peak: int, w: int, after_
 
     Windowed medians blur a step over a night or two (at the newest nights most of all, where
     the window after is short); the least-squares split of the same points is exact for a step.
+    Near the newest nightly the blur reaches further back (a window after of two nights, one of
+    them new, already looks stepped), so there every later night the data allows is tried too:
+    a step is never blamed on a night before it.
     """
     near = {i: [(night_of[p.run_id], math.log(p.value)) for p in pts_of[i]
                 if peak - w <= night_of[p.run_id] < peak + w] for i in moved}
+    newest = max((n for pts in near.values() for n, _ in pts), default=peak)
+    last = newest - after_min + 1
+    candidates = range(peak - 1, max(peak + 1, last) + 1 if last - peak < w else peak + 2)
     best, best_cost = peak, math.inf
-    for c in (peak - 1, peak, peak + 1):
+    for c in candidates:
         cost, ok = 0.0, False
         for i in moved:
             left = np.array([v for n, v in near[i] if n < c])
@@ -156,7 +162,28 @@ def _best_split(members, pts_of, at, moved: list[int], peak: int, w: int, after_
             cost += float(((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum())
         if ok and cost < best_cost - 1e-15:
             best, best_cost = c, cost
-    return best
+    return _not_early(near, moved, best, candidates)
+
+
+def _not_early(near: dict[int, list[tuple[int, float]]], moved: list[int], c: int, candidates: range) -> int:
+    """With fewer than 3 nights after the split, least squares can put one old night on the new
+    side; where most moved series' first-bad night sits nearer the level before than the nights
+    after it, the step began a night later."""
+    while c + 1 in candidates:
+        early = votes = 0
+        for i in moved:
+            left = [v for n, v in near[i] if n < c]
+            first = [v for n, v in near[i] if n == c]
+            later = [v for n, v in near[i] if n > c]
+            if not left or not first or not later or len(later) + 1 >= 3:
+                continue
+            votes += 1
+            lv, rv = float(np.median(left)), float(np.median(later))
+            early += abs(first[0] - lv) < abs(first[0] - rv)
+        if not votes or early * 2 <= votes:
+            return c
+        c += 1
+    return c
 
 
 def _peaks(strength: np.ndarray, radius: int) -> list[int]:
