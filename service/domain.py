@@ -156,8 +156,10 @@ class Metric:
     speedup, evidence about the baselines, never a move of Helion; ``words``: how it reads after
     a kernel name ("" for the headline, the default reading); ``baseline``: the pretuned baseline
     a ``baseline:<x>:geomean`` metric measures against; ``alerts``: a move of it is an alert of its
-    own (False: evidence read beside a kernel's other moves, or a fact about a run); ``unit``: what
-    a chart's axis says ("×" a speedup, "ms", "s", "" a count or flag)."""
+    own (False: evidence read beside a kernel's other moves, or a fact about a run);
+    ``crowd_alerts``: alerted only where many kernels of a platform moved it together on one
+    nightly and their speed did not (one kernel's is noise; beside speed moves it is evidence on
+    them); ``unit``: what a chart's axis says ("×" a speedup, "ms", "s", "" a count or flag)."""
 
     name: str
     kind: MetricKind
@@ -167,6 +169,7 @@ class Metric:
     comparator: bool = False
     baseline: str | None = None
     alerts: bool = True
+    crowd_alerts: bool = False
     unit: str = ""
 
     @property
@@ -187,8 +190,11 @@ CATALOGUE: dict[str, Metric] = {m.name: m for m in (
            alerts=False, unit="×"),
     Metric("helion_latency_avg_ms", MetricKind.TIME, _D, "latency", unit="ms"),
     # how long Helion takes to compile and autotune: noisy night to night, and what it tells (a
-    # capped autotune compiles much faster) is read beside the kernel's speed, not alerted alone
-    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False, unit="s"),
+    # capped autotune compiles much faster) is read beside the kernel's speed, not alerted alone;
+    # most of a platform's kernels compiling faster on one night with their speed flat is a
+    # change of the benchmark (an autotune budget) that no other metric shows
+    Metric("compile_time_geomean_s", MetricKind.TIME, _D, "compile time", alerts=False, crowd_alerts=True,
+           unit="s"),
     Metric("geomean", MetricKind.SPEEDUP, _P, "", headline=True, unit="×"),
     Metric("best_speedup", MetricKind.SPEEDUP, _P, "best speedup", unit="×"),
     Metric("helion_wins", MetricKind.COUNT, _P, "helion_wins", alerts=False),

@@ -102,3 +102,31 @@ def test_a_step_in_the_newest_nights_is_not_blamed_on_a_night_before_it():
                     early += off <= -2
     assert total >= 800
     assert exact / total >= 0.96 and early == 0
+
+
+def test_a_platform_wide_step_on_the_newest_nightly_is_reported_at_once_when_the_repo_explains_it():
+    """The night a runner change lands, most kernels of the platform step: with that fact in the
+    window the move is reported on its first night (provisional); without one it waits for a
+    second bad night like any fresh step."""
+    from types import SimpleNamespace
+
+    from service.pipeline.detect_pass import _newest_night_moves
+    from service.records import FactChange
+
+    runner = FactChange("runner_label", "b200 runner a -> b", "hardware", ".github/workflows/x.yml", "a", "b")
+    one_kernel = FactChange("num_inputs", "k0 inputs 5 -> 3", "method_change", "benchmarks/run.py", "5", "3",
+                            kernels=("k0",))
+    plat = _platform(4, 12, N - 1, -0.08, scatter=0.02)
+    view = SimpleNamespace(trend=[None] * N)
+    assert pooled_moves(plat, NIGHTS, S) == {}  # one night after: too early for the rule alone
+    for facts, want in (((runner,), True), ((one_kernel,), False), ((), False)):
+        stages = SimpleNamespace(dset=S, facts=lambda m, f=facts: f)
+        found = _newest_night_moves(stages, view, plat, NIGHTS, {})
+        ms = [m for v in found.values() for m in v]
+        assert bool(ms) is want, facts
+        if want:
+            assert len(ms) >= 8 and {m.first_bad.run_id for m in ms} == {f"{1000 + N - 1}"}
+            assert all(m.state == "provisional" and m.nights_after == 1 for m in ms)
+    quiet = _platform(5, 12, None, 0.0, scatter=0.02)
+    stages = SimpleNamespace(dset=S, facts=lambda m: (runner,))
+    assert _newest_night_moves(stages, view, quiet, NIGHTS, {}) == {}

@@ -128,6 +128,12 @@ CASES = {
     # most kernels of one platform, latency and baselines moving, other machines quiet, no commit to blame
     "thermal": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
                       ended=True, code_commits=0), "hardware", "thermal"),
+    # the same throttled week, ended unevenly: half the kernels are back (on some timer), the
+    # event is still open, and no runner or toolchain changed: thermal, not a new machine
+    "thermal, half back": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
+                                 came_back=True, code_commits=0), "hardware", "thermal"),
+    "hardware, none back": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
+                                  code_commits=0), "hardware", "runner"),
     # a small platform where one Helion change hit most kernels: baselines flat, a matching commit
     "real on a small platform": (event([k(n, -12, 13) for n in ("sum", "rms_norm", "layer_norm", "vector_add")],
                                        platform="b200_cute", ran=5, top_candidate=commit(0.85)), "real", "code"),
@@ -231,3 +237,13 @@ def test_the_table_is_read_from_the_config_folder_of_benchwatch_home(tmp_path, m
     monkeypatch.setenv("BENCHWATCH_HOME", str(tmp_path))
     assert default_table_path() == tmp_path / "config" / "causes.toml"
     assert load_table().observations == TABLE.observations
+
+
+def test_two_kernels_that_disagree_on_their_timers_say_nothing_about_the_event():
+    """One kernel whose timers agree and one whose latency stayed flat: a tie, so the timers
+    observation is unknown (neutral), whichever kernel is listed first."""
+    agree, lone = k("a", -9, 10), k("b", -9, 0)
+    for pair in ((agree, lone), (lone, agree)):
+        by = {o.name: o for o in observe(event(pair))}
+        assert by["timers"].value == "unknown" and sum(by["timers"].facts["counts"].values()) == 2
+    assert {o.name: o for o in observe(event([agree, lone, k("c", -9, 11)]))}["timers"].value != "unknown"

@@ -75,6 +75,7 @@ class EventInput:
     same_sha: bool = False
     code_commits: int = 0
     ended: bool = False  # the level came back (an episode with an end)
+    came_back: bool = False  # at least half the kernels came back on some metric (the kind: thermal)
     config_regenerated: bool = False
     window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
     harness_commit: RankedCommit | None = None  # a commit of the window that changes the benchmark harness
@@ -124,10 +125,15 @@ def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
 
 
 def _majority(values: list[str], skip: str = "unknown") -> tuple[str, Counter]:
+    """The pattern most kernels show; a tie between the top two is ``skip``: two kernels that
+    disagree say nothing about the event, and the first one listed must not decide it."""
     counts = Counter(v for v in values if v != skip)
     if not counts:
         return skip, counts
-    return counts.most_common(1)[0][0], counts
+    top = counts.most_common(2)
+    if len(top) == 2 and top[0][1] == top[1][1]:
+        return skip, counts
+    return top[0][0], counts
 
 
 def _count(counts: Counter) -> str:
@@ -323,7 +329,9 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "runner"
         if "toolchain" in kinds:
             return "driver"
-        if ev.ended or ev.same_sha:
+        # no runner or toolchain change and the machine came back (on most of the kernels, or
+        # some of their timers: a throttled week ends unevenly): thermal, not a new machine
+        if ev.ended or ev.came_back or ev.same_sha:
             return "thermal"
         return "runner"
     if cause == "real":

@@ -34,6 +34,7 @@ class ClassifySettings(BaseModel):
     culprit_strong_score: float = Field(0.6, ge=0, le=1)
     culprit_report_score: float = Field(0.05, ge=0, le=1)
     group_min_kernels: int = Field(3, ge=2)
+    crowd_fraction: float = Field(0.3, gt=0, le=1)
 
     @model_validator(mode="after")
     def _ordered(self) -> "ClassifySettings":

@@ -278,14 +278,66 @@ def _detectable(metric: str) -> bool:
 
 def _alertable(metric: str) -> bool:
     """What is detected and alerted: the catalogue says which metrics are evidence only (the
-    comparators' speedups, compile time), read beside a kernel's other moves."""
-    return _detectable(metric) and metric_of(metric).alerts
+    comparators' speedups), read beside a kernel's other moves, and which alert only in a crowd
+    (compile time: `_crowd_only`)."""
+    m = metric_of(metric)
+    return _detectable(metric) and (m.alerts or m.crowd_alerts)
 
 
-def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> dict[int, list[Move]]:
+def _crowd_only(found: dict[int, list[Move]], view: SourceView, stages: Stages, keep: frozenset[int]
+                ) -> dict[int, list[Move]]:
+    """Moves of a crowd-alerting metric (compile time) stand only where at least
+    ``group_min_kernels`` and ``crowd_fraction`` of the platform's kernels that ran moved it the
+    same way on that nightly (±1), and fewer than ``group_min_kernels`` kernels' alerting metrics
+    moved then: beside speed moves compile time is evidence on them, not an alert of its own.
+    ``keep``: series asked about by name, whose moves are shown whatever the crowd."""
+    import math
+
+    from service.detect.series import trend_points
+
+    crowd = [sid for sid in found if sid not in keep and metric_of(view.data[sid].key.metric).crowd_alerts]
+    if not crowd:
+        return found
+    c = stages.cset
+    night_of = {r.run_id: i for i, r in enumerate(view.trend)}
+    ran: Counter = Counter()
+    moved: dict[tuple, set[str]] = defaultdict(set)
+    speed: dict[tuple, set[str]] = defaultdict(set)
+    for sid in crowd:
+        key = view.data[sid].key
+        for p in trend_points(view.data[sid]):
+            if p.run_id in night_of:
+                ran[(key.platform_short, key.metric, night_of[p.run_id])] += 1
+        for m in found[sid]:
+            moved[(key.platform_short, key.metric, m.direction, night_of.get(m.first_bad.run_id))].add(key.kernel)
+    for sid, ms in found.items():
+        key = view.data[sid].key
+        if metric_of(key.metric).alerts:
+            for m in ms:
+                speed[(key.platform_short, night_of.get(m.first_bad.run_id))].add(key.kernel)
+    out = dict(found)
+    for sid in crowd:
+        key = view.data[sid].key
+        kept = []
+        for m in found[sid]:
+            o = night_of.get(m.first_bad.run_id)
+            if o is None:
+                continue
+            near = set().union(*(moved[(key.platform_short, key.metric, m.direction, o + d)] for d in (-1, 0, 1)))
+            sped = set().union(*(speed[(key.platform_short, o + d)] for d in (-1, 0, 1)))
+            need = max(c.group_min_kernels, math.ceil(c.crowd_fraction * ran[(key.platform_short, key.metric, o)]))
+            if len(near) >= need and len(sped) < c.group_min_kernels:
+                kept.append(m)
+        out[sid] = kept
+    return out
+
+
+def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
+                asked: Sequence[int] = ()) -> dict[int, list[Move]]:
     """What the detector sees now in each of ``series_ids``: its own steps, and the steps only
-    the platform-wide rule finds (`detect.pooled`). The nightly pass and `investigate` both
-    call this, so they never disagree about a move."""
+    the platform-wide rule finds (`detect.pooled`); crowd-alerting metrics keep only their
+    crowd's moves (`_crowd_only`) but in the series ``asked`` about. The nightly pass and
+    `investigate` both call this, so they never disagree about a move."""
     from service.detect.pooled import pooled_moves
 
     found = {sid: stages.detect(view.data[sid]) for sid in series_ids}
@@ -296,11 +348,64 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int]) -> 
     night_of = {r.run_id: i for i, r in enumerate(view.trend)}
     known = {view.data[sid].key: ms for sid, ms in found.items()}
     extra = pooled_moves(alertable, night_of, stages.dset, known)
+    seen = {k: [*known.get(k, ()), *extra.get(k, ())] for k in {*known, *extra}}
+    for key, more in _newest_night_moves(stages, view, alertable, night_of, seen).items():
+        extra.setdefault(key, []).extend(more)
     for sid in series_ids:
         more = extra.get(view.data[sid].key)
         if more:
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
-    return found
+    return _crowd_only(_one_night_per_kernel(found, view, stages, night_of), view, stages, frozenset(asked))
+
+
+def _one_night_per_kernel(found: dict[int, list[Move]], view: SourceView, stages: Stages,
+                          night_of: dict[str, int]) -> dict[int, list[Move]]:
+    """A kernel's alerting metrics that stepped the same way a night apart share one first-bad
+    nightly (`detect.joint.align_timers`): one move of the kernel, not two events."""
+    from service.detect.joint import align_timers
+
+    by_kernel: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for sid in found:
+        key = view.data[sid].key
+        if metric_of(key.metric).alerts and found[sid]:
+            by_kernel[(key.platform_short, key.kernel)].append(sid)
+    out = dict(found)
+    for sids in by_kernel.values():
+        if len(sids) < 2:
+            continue
+        flat = [(sid, m) for sid in sids for m in found[sid]]
+        aligned = align_timers([m for _, m in flat], {view.data[sid].key: view.data[sid] for sid in sids},
+                               night_of, stages.dset)
+        for sid in sids:
+            out[sid] = sorted((a for (s, _), a in zip(flat, aligned) if s == sid), key=lambda m: m.first_bad.date)
+    return out
+
+
+def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesData], night_of: dict[str, int],
+                        known: dict) -> dict:
+    """A platform-wide step on the newest nightly, reported the night it appears (provisional),
+    where its window holds a platform-wide method or hardware fact (a runner, a pin, the
+    autotune budget): the repo already explains it, so a second bad night would only delay the
+    message. Without such a fact the step waits for ``report_after_nights`` like any other."""
+    from service.detect.pooled import pooled_moves
+
+    newest = len(view.trend) - 1
+    if newest < 0 or stages.dset.report_after_nights <= 1:
+        return {}
+    quick = stages.dset.model_copy(update={"report_after_nights": 1})
+    out: dict = {}
+    explained: dict[tuple[str, str, str], bool] = {}
+    for key, ms in pooled_moves(series, night_of, quick, known).items():
+        for m in ms:
+            if night_of.get(m.first_bad.run_id) != newest:
+                continue
+            w = (key.platform_short, m.last_good.full_sha, m.first_bad.full_sha)
+            if w not in explained:
+                explained[w] = any(f.kernels is None and f.suggests in ("method_change", "hardware")
+                                   for f in stages.facts(m))
+            if explained[w]:
+                out.setdefault(key, []).append(m)
+    return out
 
 
 def _move_key(m: Move) -> tuple:

@@ -144,6 +144,7 @@ class EventGatherer:
             platform_facts=platform_facts, top_candidate=top, window_known=known,
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
+            came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
             window_problem=None if known else (window.problem if window is not None else None),
             harness_commit=self.stages.change_commits(lead)[0] if known else None,

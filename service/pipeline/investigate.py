@@ -153,8 +153,9 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
         # what is alerted, and the metric asked about even where it is evidence only (compile time)
-        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)
-                                           or (q.metric is not None and r.key.metric == q.metric)])
+        asked = [r.series_id for r in refs if q.metric is not None and r.key.metric == q.metric]
+        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)] + asked,
+                            asked=asked)
         # only the events that can hold the answer are explained: the nightlies near the date
         # (with a margin, so every group that reaches into the window forms as the nightly pass
         # forms it: a group spans one nightly either side of its anchor)

@@ -1,0 +1,80 @@
+"""A kernel's two timers that stepped a night apart are one step on the night both fit best (pure)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from service.detect import DetectSettings, detect_series
+from service.detect.joint import align_timers
+from service.records import SeriesData, SeriesKey, SeriesPoint
+
+T0 = datetime(2026, 3, 1, 8, tzinfo=timezone.utc)
+N = 50
+S = DetectSettings()
+NIGHTS = {f"{7000 + i}": i for i in range(N)}
+
+
+def _series(metric: str, values) -> SeriesData:
+    pts = tuple(SeriesPoint(f"{7000 + i}", f"{i:08x}", f"{i:040x}", T0 + timedelta(days=i), float(v))
+                for i, v in enumerate(values))
+    return SeriesData(SeriesKey("dashboard", "h100", "softmax", metric), pts)
+
+
+def _kernel(seed: int, at: int, pct: float, speed_noise=0.03, lat_noise=0.01, lat_at=None):
+    rng = np.random.default_rng(seed)
+    speed = 2.0 * np.exp(rng.normal(0, speed_noise, N))
+    lat = 0.5 * np.exp(rng.normal(0, lat_noise, N))
+    speed[at:] *= 1 + pct
+    lat[(lat_at if lat_at is not None else at):] /= 1 + pct
+    return _series("helion_speedup_geomean", speed), _series("helion_latency_avg_ms", lat)
+
+
+def _moved_night(m):
+    return NIGHTS[m.first_bad.run_id]
+
+
+def test_a_noisy_timer_a_night_off_joins_the_quiet_timers_night():
+    """The speedup (3% scatter) put its split a night early or late; the latency (1%) is exact:
+    both now step on the latency's night."""
+    fixed = 0
+    for seed in range(40):
+        speed, lat = _kernel(seed, 30, -0.10)
+        ms = detect_series(speed, S)
+        ml = detect_series(lat, S)
+        if len(ms) != 1 or len(ml) != 1 or abs(_moved_night(ms[0]) - _moved_night(ml[0])) != 1:
+            continue
+        aligned = align_timers([ms[0], ml[0]], {speed.key: speed, lat.key: lat}, NIGHTS, S)
+        assert [_moved_night(m) for m in aligned] == [30, 30], seed
+        assert aligned[0].last_good.run_id == "7029" and aligned[0].before == ms[0].before
+        fixed += 1
+    assert fixed >= 3  # the situation arises at this scatter; none is aligned to the wrong night
+
+
+def test_hand_made_moves_a_night_apart_are_aligned_and_others_kept():
+    speed, lat = _kernel(3, 30, -0.10)
+    good_s, good_l = detect_series(speed, S)[0], detect_series(lat, S)[0]
+    assert _moved_night(good_s) == _moved_night(good_l) == 30
+    from dataclasses import replace
+
+    from service.detect.series import _ref, trend_points
+
+    early = replace(good_s, last_good=_ref(trend_points(speed)[28]), first_bad=_ref(trend_points(speed)[29]))
+    aligned = align_timers([early, good_l], {speed.key: speed, lat.key: lat}, NIGHTS, S)
+    assert [_moved_night(m) for m in aligned] == [30, 30]
+    # two nights apart: separate steps, left alone; an episode that ended is never moved
+    far = replace(good_s, last_good=_ref(trend_points(speed)[26]), first_bad=_ref(trend_points(speed)[27]))
+    assert align_timers([far, good_l], {speed.key: speed, lat.key: lat}, NIGHTS, S) == [far, good_l]
+    ended = replace(early, state="ended")
+    assert align_timers([ended, good_l], {speed.key: speed, lat.key: lat}, NIGHTS, S) == [ended, good_l]
+    # opposite directions are not one step
+    other = replace(early, direction="improvement")
+    assert align_timers([other, good_l], {speed.key: speed, lat.key: lat}, NIGHTS, S) == [other, good_l]
+
+
+def test_timers_that_truly_stepped_on_different_nights_keep_their_nights():
+    speed, lat = _kernel(5, 30, -0.12, speed_noise=0.005, lat_noise=0.005, lat_at=32)
+    ms, ml = detect_series(speed, S), detect_series(lat, S)
+    assert [_moved_night(m) for m in ms] == [30] and [_moved_night(m) for m in ml] == [32]
+    assert align_timers([*ms, *ml], {speed.key: speed, lat.key: lat}, NIGHTS, S) == [*ms, *ml]
