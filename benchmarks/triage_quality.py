@@ -294,11 +294,18 @@ def main() -> int:
     ap.add_argument("--blind-seeds", default="1,2,3")
     ap.add_argument("--blind-b-seeds", default="11,12,13",
                     help="the second, held-out blind set (tests/blind_worlds_b), written later by another helper")
+    ap.add_argument("--blind-c-seeds", default="21,22,23",
+                    help="the third blind set (tests/blind_worlds_c), written blind by a later helper: fresh data")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
     ap.add_argument("--replay", type=int, default=45, help="nightlies replayed one by one at the end")
+    ap.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                    help="no run: one table from the runs saved in these results files (same commit, run apart)")
     args = ap.parse_args()
+    if args.combine:
+        runs = [r for f in args.combine for r in json.loads(f.read_text())["runs"]]
+        return _write(runs, args.results)
     from tests.blind_worlds import build_world
 
     runs = []
@@ -318,9 +325,22 @@ def main() -> int:
             w = build_world_b(seed, work / f"blindb-{seed}")
             runs.append(evaluate(f"heldout-{seed}", w, work, max(20, len(w.nights) - args.replay)))
             _progress(runs[-1])
+        c_seeds = [int(s) for s in args.blind_c_seeds.split(",") if s]
+        if c_seeds:
+            from tests.blind_worlds_c import build_world as build_world_c
+
+            for seed in c_seeds:
+                w = build_world_c(seed, work / f"blindc-{seed}")
+                runs.append(evaluate(f"fresh-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+                _progress(runs[-1])
+    return _write(runs, args.results)
+
+
+def _write(runs: list[dict], results: Path) -> int:
+    """The table over every group of worlds (pooled per group and monitor), printed and saved."""
     rows = []
     summary = {}
-    for group in ("ours", "blind", "heldout"):
+    for group in ("ours", "blind", "heldout", "fresh"):
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
             continue
@@ -330,8 +350,8 @@ def main() -> int:
             rows.append((f"{group} ({len(mine)} worlds)", monitor, sc))
     text = table(rows)
     print(text)
-    args.results.parent.mkdir(exist_ok=True)
-    args.results.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
+    results.parent.mkdir(exist_ok=True)
+    results.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
     return 0
 
 
