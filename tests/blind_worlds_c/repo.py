@@ -138,11 +138,11 @@ def parse_dispatch(text: str) -> dict:
 def parse_bench_yml(text: str) -> dict:
     env = tuple(sorted(set(e for e in re.findall(r"(HELION_AUTOTUNE_\w+):\s*\"?([^\s\"]+)", text)
                            if "LOG" not in e[0])))
-    torch_pins = tuple(sorted(set(re.findall(r"torch==[\w.*+]+", text))))
+    torch_pins = tuple(re.findall(r"torch==[\w.*+]+", text)[:1])
     triton_pins = tuple(sorted(set(re.findall(r"triton==[\w.*+]+|pytorch-triton[\w.=*+-]*", text))))
     mode = re.findall(r"--latency-measure-mode\s+(\S+)", text)
     return dict(env=env, torch=torch_pins, triton=triton_pins, cudagraph="--cudagraph" in text,
-                latency_mode=tuple(mode))
+                latency_mode=tuple(sorted(set(mode))))
 
 
 def _kernel_options(node) -> dict:
