@@ -50,10 +50,21 @@ def test_dashboard_schema(world):
 
 
 def test_pretuned_schema_when_present(tmp_path_factory):
-    w = build_world(22, tmp_path_factory.mktemp("bwc22"), nights=None, documents=False)
-    assert any(n.p_run_id for n in w.nights) or True
-    # documents of the short world: None before the suite existed
+    w = build_world(21, tmp_path_factory.mktemp("bwc21p"), nights=12, skip=80)
     assert all((n.p_run_id is None) == (n.p_full_sha is None) for n in w.nights)
+    have = [i for i, n in enumerate(w.nights) if n.p_run_id]
+    assert have, "window slice should reach the pretuned suite"
+    assert all(w.pretuned_bytes(i) is None for i, n in enumerate(w.nights) if i < have[0])
+    d = json.loads(w.pretuned_bytes(have[-1]))
+    for k in ("generated_at", "latest_run", "runs", "platforms", "platform_shorts", "kernels", "stats", "summary"):
+        assert k in d
+    assert d["latest_run"]["run_id"] == w.nights[have[-1]].p_run_id
+    for s in d["summary"]:
+        for k in ("kernel", "platform", "platform_short", "compute", "cudagraph", "failed", "status", "geomean",
+                  "helion_wins", "total", "best_speedup", "baselines", "history"):
+            assert k in s
+        for h in s["history"]:
+            assert "error" in h or {"geomean", "helion_wins", "total", "best_speedup"} <= set(h)
 
 
 def test_labels_point_into_the_window(world):

@@ -47,6 +47,7 @@ class Event:
     note: str = ""
     planted: bool = True
     outage_plat: str | None = None
+    honest_after: bool = False
 
 
 def _rid(d: datetime, salt: int = 0) -> str:
@@ -58,7 +59,8 @@ def _iso(d: datetime) -> str:
 
 
 class World:
-    def __init__(self, seed, workdir, nights=None, documents=True):
+    def __init__(self, seed, workdir, nights=None, documents=True, skip=0):
+        self.skip = skip
         t0 = _dt.datetime.now()
         self.seed = seed
         self.workdir = Path(workdir)
@@ -96,7 +98,7 @@ class World:
     def _pick_nights(self, nights):
         rng = self.rng
         last = datetime(2026, 8, 22, tzinfo=timezone.utc)
-        end = last - timedelta(days=rng.randint(0, 55))
+        end = last - timedelta(days=(0, rng.randint(8, 20), rng.randint(20, 35))[self.seed % 3])
         n = rng.randint(120, 160)
         start = end - timedelta(days=n - 1)
         self.nights = []
@@ -104,14 +106,15 @@ class World:
         self.p_cidx = []
         self.p_dates = []
         dates = [start + timedelta(days=i) for i in range(n)]
+        times = [(d.replace(hour=8, minute=rng.randint(2, 30), second=rng.randint(0, 59)),
+                  d.replace(hour=10, minute=rng.randint(2, 30), second=rng.randint(0, 59))) for d in dates]
+        times = times[self.skip:]
         if nights:
-            dates = dates[:nights]
+            times = times[:nights]
         commit_dates = [c.date for c in self.commits]
         import bisect
-        for d in dates:
-            t = d.replace(hour=8, minute=rng.randint(2, 30), second=rng.randint(0, 59))
+        for t, tp in times:
             i = bisect.bisect_right(commit_dates, t) - 1
-            tp = d.replace(hour=10, minute=rng.randint(2, 30), second=rng.randint(0, 59))
             j = bisect.bisect_right(commit_dates, tp) - 1
             c, cp = self.commits[i], self.commits[j]
             has_p = self.reader.text(cp.sha, ".github/workflows/benchmark_pretuned_nightly.yml") is not None
@@ -159,14 +162,21 @@ class World:
                     if any(pa["env"][k] != pb["env"][k] for k in keys):
                         if what == "image" and pa["env"]["runner"] != pb["env"]["runner"]:
                             continue  # one hardware event for a machine move
-                        f = 1 + crng.choice((1, -1)) * crng.uniform(0.12, 0.22)
-                        if f < 1:
-                            f = 1 / (2 - f)
-                        mem = {(p, k): self._hw_factors(crng, f) for k in ks}
+                        ea, eb = self._env_key(pa["env"]), self._env_key(pb["env"])
+                        mem = {}
+                        for k in ks:
+                            fa, fb_ = self._env_factors(p, k, ea), self._env_factors(p, k, eb)
+                            mem[(p, k)] = {x: fb_[x] / fa[x] for x in fa}
                         sha = self._find_change(lo, hi, lambda F, p=p, keys=keys:
                                                 tuple((F["platforms"].get(p) or {"env": {}})["env"].get(k) for k in keys))
-                        ev.append(Event("dashboard", "hardware", kind, n, mem, change_sha=sha, planted=False,
-                                        note=f"{p}: {what} {[pa['env'][k] for k in keys]} -> {[pb['env'][k] for k in keys]}"))
+                        seen = {tuple(self.F[j]["platforms"][p]["env"][x] for x in keys) for j in range(n - 1)
+                                if p in self.F[j]["platforms"]}
+                        now = tuple(pb["env"][x] for x in keys)
+                        e = Event("dashboard", "hardware", kind, n, mem, change_sha=sha, planted=False,
+                                  note=f"{p}: {what} {[pa['env'][k] for k in keys]} -> {[pb['env'][k] for k in keys]}"
+                                       + (" (back to an earlier state: the new side is the healthy one)" if now in seen else ""))
+                        e.honest_after = now in seen
+                        ev.append(e)
                 for attr, kind in (("cudagraph", "cudagraph"), ("shapes", "shapes")):
                     mem = {(p, k): {} for k in ks if pa["kernels"][k][attr] != pb["kernels"][k][attr]}
                     if mem:
@@ -221,13 +231,20 @@ class World:
                     ks = sorted(set(pa["kernels"]) & set(pb["kernels"]))
                     if any(pa["env"][k] != pb["env"][k] for k in ("runner", "image", "runtime")):
                         kind = "runner" if pa["env"]["runner"] != pb["env"]["runner"] else "driver/toolchain"
-                        f = 1 + crng.uniform(0.12, 0.2)
-                        mem = {(p, k): self._hw_factors(crng, f, pretuned=True) for k in ks}
+                        ea, eb = self._env_key(pa["env"]), self._env_key(pb["env"])
+                        mem = {}
+                        for k in ks:
+                            fa, fb_ = self._env_factors("p" + p, k, ea), self._env_factors("p" + p, k, eb)
+                            mem[(p, k)] = {"h": fb_["h"] / fa["h"], "b": fb_["b"] / fa["b"]}
                         sha = self._find_change(plo, phi, lambda F, p=p: tuple(
                             ((F["pretuned"] or {"platforms": {}})["platforms"].get(p) or {"env": {}})["env"].get(k)
                             for k in ("runner", "image", "runtime")))
-                        ev.append(Event("pretuned", "hardware", kind, n, mem, change_sha=sha, planted=False,
-                                        note=f"pretuned {p}: {kind} change"))
+                        seen = {self._env_key(self.PF[j]["platforms"][p]["env"]) for j in range(n - 1)
+                                if self.PF[j] and p in self.PF[j]["platforms"]}
+                        e = Event("pretuned", "hardware", kind, n, mem, change_sha=sha, planted=False,
+                                  note=f"pretuned {p}: {kind} change {ea} -> {eb}")
+                        e.honest_after = eb in seen
+                        ev.append(e)
                     for attr, kind in (("cudagraph", "cudagraph"), ("baselines", "baseline")):
                         mem = {(p, k): {} for k in ks if pa["kernels"][k][attr] != pb["kernels"][k][attr]}
                         if mem:
@@ -264,6 +281,25 @@ class World:
                     ev.append(Event("pretuned", "method_change", "baseline", n, mem, change_sha=sha, planted=False,
                                     note=f"pretuned torch pin {PA['torch']} -> {PB['torch']}"))
 
+    @staticmethod
+    def _env_key(env):
+        return (env.get("runner"), env.get("image"), env.get("runtime"))
+
+    def _env_factors(self, p, k, envkey):
+        """Time factors of a machine (runner) and toolchain (image, runtime) state for one kernel."""
+        out = {"h": 1.0, "b": 1.0, "t": 1.0, "c": 1.0, "ct": 1.0}
+        for part in (("runner", envkey[0]), ("image", envkey[1], envkey[2])):
+            r = S.srng(self.seed, "env", p, part)
+            f = 1 + r.uniform(0.12, 0.22)
+            if r.random() < 0.5:
+                f = 1 / f
+            rk = S.srng(self.seed, "env", p, part, k)
+            e = lambda: math.exp(rk.gauss(0, 0.03))
+            for x, v in (("h", f * e()), ("b", f ** rk.uniform(0.5, 1.0) * e()), ("t", f ** rk.uniform(0.5, 1.0) * e()),
+                         ("c", f ** rk.uniform(0.5, 1.0) * e()), ("ct", 1 + (f - 1) * 0.5)):
+                out[x] *= v
+        return out
+
     def _autotune_factor(self, env, p, k):
         """(helion time, compile time) factor of an autotune environment for one kernel."""
         h = ct = 1.0
@@ -294,8 +330,8 @@ class World:
         e = lambda: math.exp(r.gauss(0, 0.03))
         if pretuned:
             return {"h": f * e(), "b": f ** r.uniform(0.3, 0.7) * e()}
-        return {"h": f * e(), "b": f * r.uniform(0.6, 1.0) * e(), "t": f * r.uniform(0.6, 1.0) * e(),
-                "c": f * r.uniform(0.6, 1.0) * e(), "ct": 1 + (f - 1) * 0.5}
+        return {"h": f * e(), "b": f ** r.uniform(0.5, 1.0) * e(), "t": f ** r.uniform(0.5, 1.0) * e(),
+                "c": f ** r.uniform(0.5, 1.0) * e(), "ct": 1 + (f - 1) * 0.5}
 
     # ------------------------------------------------------------------ planted events
     RX = {
@@ -309,11 +345,15 @@ class World:
     def _slice(self, c: R.Commit):
         s = c.subject.lower()
         paths = " ".join(c.files).lower()
-        kind = "heuristics/config" if ("helion/autotuner/" in paths or "[autotuner]" in s or "heuristic" in s) else "code"
+        hel = [f for f in c.files if f.startswith("helion/")]
+        tuner = bool(hel) and all(f.startswith("helion/autotuner/") for f in hel)
+        kind = "heuristics/config" if (tuner or re.search(r"\[autotune|heuristic|\bseed\b", s)) else "code"
         plats = self._slice_plats(s, paths)
         return plats, kind
 
     def _slice_plats(self, s, paths):
+        if re.search(r"\bmetal\b|\bmps\b", s) or "/metal" in paths:
+            return set()
         if "helion/_compiler/cute" in paths or re.search(r"\bcute|cutedsl", s):
             return {"b200_cute"}
         if "pallas" in paths or re.search(r"pallas|\btpu\b", s):
@@ -359,7 +399,7 @@ class World:
                     continue
                 low = c.subject.lower()
                 if re.search(r"^revert|\btest|xfail|skip|autodiff|ref_mode|ref mode|\bdocs?\b|distributed|typo|lint|"
-                             r"error message|\[ci\]|\[benchmark|\[dashboard|\[examples|\bci\b|accuracy|\bfix\b.*\berror",
+                             r"error message|docstring|comment|readme|example|\bdist\b|\[ci\]|\[benchmark|\[dashboard|\[examples|\bci\b|accuracy|\bfix\b.*\berror",
                              low):
                     continue
                 if not any(f.startswith(("helion/_compiler", "helion/autotuner", "helion/runtime", "helion/language"))
@@ -387,6 +427,10 @@ class World:
     def _planted_events(self):
         rng = S.srng(self.seed, "plant")
         N = len(self.nights)
+
+        def ri(lo, hi):
+            hi = max(min(hi, N - 2), 2)
+            return rng.randint(min(lo, hi), hi)
         ev = self.events
         cands = self._real_candidates()
         rng.shuffle(cands)
@@ -396,6 +440,9 @@ class World:
         def take(pred, note=""):
             for cd in cands:
                 if cd[1].sha in {x[1].sha for x in chosen} or not pred(cd):
+                    continue
+                plats = {p for p, _ in cd[4]}
+                if sum(1 for x in chosen if {p for p, _ in x[4]} == plats) >= 3:
                     continue
                 if any(abs(cd[0] - u) < 3 for u in used_n):
                     continue
@@ -409,7 +456,7 @@ class World:
         take(lambda cd: "b200_cute" in {p for p, _ in cd[4]} and len(cd[4]) < 5, "one family on the 5-kernel CuTe platform:")
         take(lambda cd: len({p for p, _ in cd[4]}) == 1 and cd[0] < N - 3, "platform-specific:")
         take(lambda cd: cd[3] == "heuristics/config" and cd[0] < N - 3)
-        for _ in range(rng.randint(4, 6)):
+        for _ in range(ri(4, 6)):
             take(lambda cd: cd[0] < N - 3)
         # two events a week apart in one series
         for e in list(ev):
@@ -455,7 +502,7 @@ class World:
                         not re.search(r"\badd\b.*\bsweep|accuracy", c.subject.lower()):
                     hc.append((n, c))
         rng.shuffle(hc)
-        for n, c in hc[:rng.randint(1, 2)]:
+        for n, c in hc[:ri(1, 2)]:
             sl = self._slice_plats(c.subject.lower(), " ".join(c.files).lower())
             if sl == {"h100", "b200", "mi350x", "mi325x"}:
                 sl = {"h100", "b200", "mi350x", "mi325x", "b200_cute"}
@@ -476,39 +523,55 @@ class World:
                                if p in self.F[n]["platforms"] and p in self.F[max(n - 1, 0)]["platforms"]]
         allk = lambda n, p: [(p, k) for k in self.F[n]["platforms"][p]["kernels"]
                              if k in self.F[n - 1]["platforms"][p]["kernels"]]
+        grp = lambda p: "b200" if p.startswith("b200") else p
+        busy = {}
+        for e in ev:
+            if e.source == "dashboard" and not e.planted:
+                for (p, _k) in e.members:
+                    busy.setdefault(grp(p), []).append((e.first, e.first))
+
+        def free(p, a, b):
+            return all(y < a - 4 or x > b + 4 for x, y in busy.get(grp(p), []))
+
+        def platform_event(kind, count, mk):
+            made = 0
+            for _ in range(12):
+                if made >= count:
+                    break
+                n = ri(10, N - 10)
+                ps = gpu_plats(n)
+                if not ps:
+                    continue
+                p = rng.choice(ps)
+                e = mk(n, p)
+                if not free(p, e.first, e.end if e.end is not None else N):
+                    continue
+                busy.setdefault(grp(p), []).append((e.first, e.end if e.end is not None else N))
+                ev.append(e)
+                made += 1
+
         # thermal throttling episodes
-        for _ in range(rng.randint(1, 2)):
-            n = rng.randint(10, N - 10)
-            ps = gpu_plats(n)
-            if not ps:
-                continue
-            p = rng.choice(ps)
-            dur = rng.randint(3, 6)
+        def thermal(n, p):
+            dur = ri(3, 6)
             f = rng.uniform(1.13, 1.25)
-            mem = {m: self._hw_factors(rng, f) for m in allk(n, p)}
-            ev.append(Event("dashboard", "hardware", "thermal", n, mem, end=n + dur,
-                            note=f"{p} throttles for {dur} nights, then recovers"))
-        # outages
-        for _ in range(rng.randint(1, 2)):
-            n = rng.randint(10, N - 6)
-            ps = gpu_plats(n)
-            if not ps:
-                continue
-            p = rng.choice(ps)
-            dur = rng.randint(2, 4)
-            ev.append(Event("dashboard", "hardware", "outage", n, {m: {} for m in allk(n, p)}, end=n + dur,
-                            outage_plat=p, note=f"{p} runner pool down for {dur} nights"))
-        # a silent machine swap (no commit): permanent, one platform
-        n = rng.randint(15, N - 8)
-        ps = gpu_plats(n)
-        if ps:
-            p = rng.choice(ps)
+            return Event("dashboard", "hardware", "thermal", n, {m: self._hw_factors(rng, f) for m in allk(n, p)},
+                         end=n + dur, note=f"{p} throttles for {dur} nights, then recovers")
+        platform_event("thermal", ri(1, 2), thermal)
+
+        def outage(n, p):
+            dur = ri(2, 4)
+            return Event("dashboard", "hardware", "outage", n, {m: {} for m in allk(n, p)}, end=n + dur,
+                         outage_plat=p, note=f"{p} runner pool down for {dur} nights")
+        platform_event("outage", ri(1, 2), outage)
+
+        def swap(n, p):
             f = rng.uniform(1.12, 1.2)
-            ev.append(Event("dashboard", "hardware", "runner", n, {m: self._hw_factors(rng, f) for m in allk(n, p)},
-                            note=f"{p}: the runner pool silently swapped to slower machines (no commit)"))
-        # noise: one-night blips
-        for _ in range(2):
-            n = rng.randint(10, N - 4)
+            return Event("dashboard", "hardware", "runner", n, {m: self._hw_factors(rng, f) for m in allk(n, p)},
+                         note=f"{p}: the runner pool silently swapped to slower machines (no commit)")
+        platform_event("runner", 1, swap)
+        # noise: one-night blips (candidates; the conflict pass keeps those on quiet series)
+        for _ in range(4):
+            n = ri(10, N - 4)
             p = rng.choice([p for p in self.F[n]["platforms"] if p in self.F[n - 1]["platforms"]])
             k = rng.choice(allk(n, p))
             ev.append(Event("dashboard", "noise", "noise", n, {k: {"h": rng.choice((0.82, 1.2))}}, end=n + 1,
@@ -522,7 +585,7 @@ class World:
                 ev.append(Event("pretuned", "noise", "noise", n, {rng.choice(opts): {"h": 1.18}}, end=n + 1,
                                 note="pretuned one-night blip that reverts"))
         # a noisy series with a two-night excursion inside its own scatter
-        n = rng.randint(12, N - 5)
+        n = ri(12, N - 5)
         p = rng.choice([p for p in self.F[n]["platforms"] if p in self.F[n - 1]["platforms"]])
         k = rng.choice(allk(n, p))
         self.noisy = {("dashboard",) + k}
@@ -541,8 +604,6 @@ class World:
                 key = (e.source,) + m
                 busy = any(abs(e.first - a) < gap or (b is not None and a <= e.first < b + 2)
                            for a, b in occ.get(key, []))
-                if e.kind == "outage":
-                    busy = False
                 if not busy:
                     mem[m] = f
             if e.kind == "outage" and len(mem) < len(e.members):
@@ -621,7 +682,7 @@ class World:
                     continue
                 members.append(m)
                 metrics |= set(moved)
-                side = after if e.cause in ("real", "method_change") else before
+                side = after if e.cause in ("real", "method_change") or e.honest_after else before
                 honest[f"{m[0]}/{m[1]}"] = round(side[head], 4)
                 if head in moved:
                     dirs.append(1 if after[head] > before[head] else -1)
@@ -645,6 +706,7 @@ class World:
                                 culprit_sha=e.culprit_sha, change_sha=e.change_sha, honest_speedup=honest,
                                 note=e.note))
         self.labels = labels
+        self._critical = {self.night_of(x) for l in labels for x in (l.first_bad_run_id, l.last_good_run_id)}
 
     # ------------------------------------------------------------------ documents
     def _load_builders(self):
@@ -675,7 +737,7 @@ class World:
             for k, spec in pl["kernels"].items():
                 if kernel_filter and k not in kernel_filter:
                     continue
-                if rng.random() < 0.01:
+                if rng.random() < 0.01 and n not in self._critical:
                     continue  # the kernel's job failed: no rows
                 by_suite.setdefault(spec["suite"], []).append((k, spec))
             for suite, items in by_suite.items():
@@ -702,7 +764,7 @@ class World:
             recs = []
             for k, spec in pl["kernels"].items():
                 base = {"kernel": k, "device": R.DEVICE.get(p, p), "compute_capability": spec["compute"]}
-                if rng.random() < 0.01:
+                if rng.random() < 0.01 and n not in self._critical:
                     recs.append({**base, "error": "RuntimeError: CUDA error: an illegal memory access was encountered"})
                     continue
                 rec = S.run_pretuned(self.ser("pretuned", p, k), spec, n, self.effects.get(("pretuned", p, k), []),
@@ -790,5 +852,6 @@ class World:
         return total
 
 
-def build_world(seed, workdir, nights=None, documents=True):
-    return World(seed, workdir, nights=nights, documents=documents)
+def build_world(seed, workdir, nights=None, documents=True, skip=0):
+    """skip (for tests): drop the window's first `skip` nights before truncating to `nights`."""
+    return World(seed, workdir, nights=nights, documents=documents, skip=skip)

@@ -149,8 +149,8 @@ def run_dashboard(s: Series, spec, night, effects, pf, rng):
             tb_m, th_m, tt_m, tc_m = tb, th, tt, tc
         mb = tb_m * fcgb * g(sig_cg) * out_cg_b
         mh = th_m * fcg * g(sig_cg) * out_cg_h
-        mt = tt_m * fcg * g(sig_cg)
-        mc = tc_m * fcg * g(sig_cg)
+        mt = tt_m * g(sig_cg)
+        mc = tc_m * g(sig_cg)
         lat = th * flat * g(sig_lat) * out_lat
         fail = rng is not None and rng.random() < 0.003
         res["helion_speedup"].append(0.0 if fail else round(mb / mh, 4))
