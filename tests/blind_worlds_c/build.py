@@ -598,7 +598,7 @@ class World:
         keep = []
         order = sorted(self.events, key=lambda e: (e.planted, e.first))
         for e in order:
-            gap = 4 if e.planted else 1
+            gap = 6 if e.planted else 1
             mem = {}
             for m, f in e.members.items():
                 key = (e.source,) + m
