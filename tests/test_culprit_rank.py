@@ -288,6 +288,16 @@ def test_pure_code_window_has_no_change_commits(history, rules):
     assert find_change_commit(window, "runner", rules) is None
 
 
+def test_the_commit_that_says_it_changes_a_measurement_beats_a_later_tidy_up(history, rules):
+    """Both touch benchmarks/run.py an hour apart; the tidy-up changes nothing else, but the fix is
+    the one that changed how compile time is measured, and its subject says so."""
+    fix = _by_sha(history, "22d88942")  # Fix compile time measurements (#2188): run.py + helion/_compile_time.py
+    tidy = _by_sha(history, "b527a7e6")  # Remove redundant compile time env (#2191): run.py only
+    found = find_change_commit(_code_window(history, [fix, tidy]), "harness", rules)
+    assert found is not None and found.full_sha == fix.full_sha
+    assert "subject mentions 'measurements'" in found.reasons
+
+
 def test_harness_and_runner_commits_are_told_apart(history, rules):
     harness = _by_sha(history, "0ac95a8016")
     runner = _by_sha(history, "1c09e5329d")

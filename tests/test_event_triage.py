@@ -247,3 +247,17 @@ def test_two_kernels_that_disagree_on_their_timers_say_nothing_about_the_event()
         by = {o.name: o for o in observe(event(pair))}
         assert by["timers"].value == "unknown" and sum(by["timers"].facts["counts"].values()) == 2
     assert {o.name: o for o in observe(event([agree, lone, k("c", -9, 11)]))}["timers"].value != "unknown"
+
+
+def test_compile_time_alone_on_nearly_every_kernel_is_a_compile_step_despite_a_stray_speed_move():
+    """Eleven of thirteen kernels moved compile time alone; two moved speed that night (another
+    event a night away). A person reads a compile-time step, not a speed event."""
+    alone = [k(f"k{i}", 0.0, 0.0, compile_pct=80) for i in range(11)]
+    stray = [k(n, -12, 0.0, compile_pct=80) for n in ("layer_norm-bwd", "rms_norm-bwd")]
+    by = {o.name: o for o in observe(event(alone + stray, ran=13))}
+    assert by["metrics"].value == "compile_only" and by["metrics"].facts == {"kernels": 11}
+    # half the kernels moved speed: a speed event with compile time beside it
+    half = [k(f"k{i}", 0.0, 0.0, compile_pct=80) for i in range(3)] + [k(f"s{i}", -12, 13, compile_pct=80)
+                                                                          for i in range(3)]
+    assert {o.name: o for o in observe(event(half, ran=13))}["metrics"].value == "performance"
+    assert {o.name: o for o in observe(event(alone, ran=13))}["metrics"].value == "compile_only"
