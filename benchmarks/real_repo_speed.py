@@ -61,22 +61,58 @@ def _ingest(store, settings, world, n: int, workdir: Path) -> None:
         ingest_source(store, settings, source, str(path))
 
 
-def _alert_set(store) -> list[tuple]:
-    """Every alert, as what on-call sees of it (no ids, no timestamps), sorted."""
+def _alert_set(store) -> dict[tuple, dict]:
+    """Every alert as what on-call sees of it (no ids, no timestamps): (source, platform,
+    kernel, metric, first bad run, last good run, state) -> cause, kind, culprit, change commit,
+    status and the honest speedup."""
     from service.store.alert_reads import list_alerts
 
     def sha(d):
-        return (d or {}).get("full_sha")
+        return (d or {}).get("full_sha") or ""
 
     with store.session() as s:
         rows = list_alerts(s, status="all")
-    return sorted(
+    return {
         (a["source"], a["platform_short"], a["kernel"], a["metric"], a["first_bad"]["run_id"],
-         a["last_good"]["run_id"], a["state"], a["machine_cause"], a.get("kind") or "",
-         sha(a.get("culprit")) or "", sha(a.get("change_commit")) or "", a["status"],
-         round(a.get("true_speedup") or 0.0, 6))
+         a["last_good"]["run_id"], a["state"]): {
+            "cause": a["machine_cause"], "kind": a.get("kind") or "", "culprit": sha(a.get("culprit")),
+            "change_commit": sha(a.get("change_commit")), "status": a["status"],
+            "honest_speedup": a.get("true_speedup")}
         for a in rows
-    )
+    }
+
+
+def _compare(incremental: dict[tuple, dict], cold: dict[tuple, dict]) -> dict:
+    """The identical-alerts check: the same alerts saying the same thing (cause, kind, culprit,
+    change commit, status), and separately how far the honest speedups stand apart."""
+    said = ("cause", "kind", "culprit", "change_commit", "status")
+    only_inc = sorted(set(incremental) - set(cold))
+    only_cold = sorted(set(cold) - set(incremental))
+    both = sorted(set(incremental) & set(cold))
+    differ = [k for k in both if any(incremental[k][f] != cold[k][f] for f in said)]
+    rel = []
+    for k in both:
+        a, b = incremental[k]["honest_speedup"], cold[k]["honest_speedup"]
+        if a is not None and b:
+            rel.append((abs(a - b) / abs(b), k))
+        elif (a is None) != (b is None):
+            rel.append((float("inf"), k))
+    honest_diff = sorted((r for r in rel if r[0] > 0), reverse=True)
+
+    def row(k, d):
+        return [*k, *(d[k][f] for f in said), d[k]["honest_speedup"]]
+
+    return {
+        "incremental": len(incremental), "cold": len(cold),
+        "identical": not only_inc and not only_cold and not differ,
+        "identical_with_honest_speedup": not only_inc and not only_cold and not differ and not honest_diff,
+        "only_incremental": [row(k, incremental) for k in only_inc],
+        "only_cold": [row(k, cold) for k in only_cold],
+        "same_alert_saying_otherwise": [{"alert": list(k), "incremental": incremental[k], "cold": cold[k]} for k in differ],
+        "honest_speedup_differs": len(honest_diff),
+        "honest_speedup_max_rel_diff": max((round(r, 6) for r, _ in honest_diff if r != float("inf")), default=0.0),
+        "honest_speedup_missing_on_one_side": sum(1 for r, _ in honest_diff if r == float("inf")),
+    }
 
 
 def _profiled(fn, prof: cProfile.Profile | None):
@@ -191,12 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         out["detect_cold_full_s"] = round(time.perf_counter() - t0, 3)
         cold = _alert_set(store2)
         store2.dispose()
-        only_inc = sorted(set(incremental) - set(cold))
-        only_cold = sorted(set(cold) - set(incremental))
-        out["identical_alerts"] = {"incremental": len(incremental), "cold": len(cold),
-                                   "identical": incremental == cold,
-                                   "only_incremental": [list(a) for a in only_inc[:20]],
-                                   "only_cold": [list(a) for a in only_cold[:20]]}
+        out["identical_alerts"] = _compare(incremental, cold)
 
         # (c) investigate one kernel as a CLI call (the store after the nightly)
         from service.store.alert_reads import list_alerts
@@ -257,9 +288,15 @@ def main(argv: list[str] | None = None) -> int:
         met = "" if tgt is None else ("yes" if out[key] < tgt else "NO")
         print(f"| {label} | {out[key]:.3f} | {met} |")
     ia = out["identical_alerts"]
-    print(f"identical alerts (incremental nightly vs one cold detect over the same nights): "
-          f"{'yes' if ia['identical'] else 'NO'} ({ia['incremental']} vs {ia['cold']}; "
-          f"{len(ia['only_incremental'])} only incremental, {len(ia['only_cold'])} only cold)")
+    print(f"identical alerts (after the incremental nightly vs one cold detect over the same nights): "
+          f"{'yes' if ia['identical'] else 'NO'} ({ia['incremental']} vs {ia['cold']} alerts; "
+          f"{len(ia['only_incremental'])} only incremental, {len(ia['only_cold'])} only cold, "
+          f"{len(ia['same_alert_saying_otherwise'])} saying otherwise); honest speedup differs on "
+          f"{ia['honest_speedup_differs']} (at most {ia['honest_speedup_max_rel_diff']:.2%})")
+    for a in ia["only_incremental"]:
+        print("  only incremental:", " ".join(map(str, a)))
+    for a in ia["only_cold"]:
+        print("  only cold:       ", " ".join(map(str, a)))
     print(f"investigate: {out['investigate_cmd']}  runs {out['investigate_cli_runs_s']}")
     args.results.parent.mkdir(exist_ok=True)
     args.results.write_text(json.dumps(out, indent=1) + "\n")
