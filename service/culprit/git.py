@@ -273,7 +273,7 @@ def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
 def close_readers(repo: Path | None = None) -> None:
     """Stop the batch readers (of one clone, or all): after a fetch, and at exit."""
     with _BATCH_LOCK:
-        keys = [k for k in _BATCH if repo is None or k == str(repo)]
+        keys = [k for k in _BATCH if repo is None or k == str(Path(repo).expanduser())]
         readers = [_BATCH.pop(k) for k in keys]
     for r in readers:
         if r.pid == os.getpid():
