@@ -17,6 +17,7 @@ BENCHMARKS: tuple[tuple[str, ...], ...] = (
     ("benchmarks.detect_quality",),
     ("benchmarks.triage_quality",),  # ours and blind worlds side by side, with the two anchors
     ("benchmarks.detect_speed",),
+    ("benchmarks.real_repo_speed",),  # a year of a real-repo world: cold detect, a nightly, investigate (CLI)
     ("benchmarks.web_load",),
     ("benchmarks.web_load", "--note-every", "1"),  # on-call writing while 20 people read
 )

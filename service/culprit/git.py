@@ -8,9 +8,12 @@ paths, pagers or credential helpers from the user) and no terminal prompts.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import select
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -175,13 +178,121 @@ def fetch(repo: Path, remote: str) -> str | None:
         return f"git fetch {remote} failed: {exc.message}"
     finally:
         forget_missing(repo)
+        close_readers(repo)  # a reader started before the fetch may not see its new packs
     return None
+
+
+class _BatchReader:
+    """One long-lived ``git cat-file --batch`` per clone: a file at a commit is one line written
+    and one object read, not a new git process (~3-10 ms each; a cold detect pass on a real
+    Helion year reads ~300 files, `investigate` ~40). Same arguments, environment and config as
+    `_run`. Anything unexpected (a timeout, git gone, a short read) closes it and the caller asks
+    ``git show`` instead, so the answer is always the one a separate process would give."""
+
+    def __init__(self, path: Path) -> None:
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            ["git", "--no-pager", "-c", "core.quotepath=off", "-C", str(path), "cat-file", "--batch"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(), bufsize=0,
+        )
+        self._buf = b""
+
+    def _fill(self, deadline: float) -> None:
+        fd = self.proc.stdout.fileno()
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError("git cat-file --batch did not answer")
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            raise EOFError("git cat-file --batch ended")
+        self._buf += chunk
+
+    def ask(self, name: str, timeout: float) -> tuple[str, bytes | None]:
+        """(object type, content) of ``name``; ("missing", None) when git has no such object."""
+        deadline = time.monotonic() + timeout
+        self.proc.stdin.write(name.encode() + b"\n")
+        while b"\n" not in self._buf:
+            self._fill(deadline)
+        header, _, self._buf = self._buf.partition(b"\n")
+        parts = header.split()
+        if len(parts) != 3 or not parts[2].isdigit():  # "<name> missing", "<name> ambiguous"
+            return "missing", None
+        size = int(parts[2])
+        while len(self._buf) < size + 1:
+            self._fill(deadline)
+        content, self._buf = self._buf[:size], self._buf[size + 1:]
+        return parts[1].decode(), content
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_BATCH: dict[str, _BatchReader] = {}
+_BATCH_LOCK = threading.Lock()
+
+
+def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
+    """(answered, blob bytes or None when absent) from the clone's batch reader; answered is
+    False when the reader could not answer or the object is not a blob (the caller runs git)."""
+    key = str(path)
+    with _BATCH_LOCK:
+        reader = _BATCH.get(key)
+        if reader is not None and (reader.pid != os.getpid() or reader.proc.poll() is not None):
+            _BATCH.pop(key)
+            reader = None
+        if reader is None:
+            try:
+                reader = _BATCH[key] = _BatchReader(path)
+            except OSError:
+                return False, None
+    with reader.lock:
+        try:
+            kind, content = reader.ask(spec, DEFAULT_TIMEOUT_S)
+        except (OSError, ValueError, TimeoutError, EOFError):
+            with _BATCH_LOCK:
+                if _BATCH.get(key) is reader:
+                    _BATCH.pop(key)
+            reader.proc.kill()
+            return False, None
+    if kind == "missing":
+        return True, None
+    if kind != "blob":  # a tree or a submodule at that path: what `git show` prints for it
+        return False, None
+    return True, content
+
+
+def close_readers(repo: Path | None = None) -> None:
+    """Stop the batch readers (of one clone, or all): after a fetch, and at exit."""
+    with _BATCH_LOCK:
+        keys = [k for k in _BATCH if repo is None or k == str(Path(repo).expanduser())]
+        readers = [_BATCH.pop(k) for k in keys]
+    for r in readers:
+        if r.pid == os.getpid():
+            r.close()
+
+
+atexit.register(close_readers)
 
 
 def show_file(repo: Path, sha: str, path: str) -> str | None:
     """Text of ``path`` at commit ``sha``; None when the file (or commit) is not there."""
     validate_sha(sha)
     validate_path(path)
+    where = validate_repo(repo)
+    answered, blob = _batch_blob(where, f"{sha}:{path}")
+    if answered:
+        if blob is None or len(blob) > MAX_SHOW_BYTES:
+            return None
+        return blob.decode("utf-8", "replace")
     proc = _run(repo, ("show", f"{sha}:{path}"), DEFAULT_TIMEOUT_S)
     if proc.returncode != 0 or len(proc.stdout) > MAX_SHOW_BYTES:
         return None
