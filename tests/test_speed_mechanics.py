@@ -1,17 +1,13 @@
 """The mechanical speedups give the answers the slow paths gave: the batch file reader against
-`git show`, the pooled detector's medians against `np.nanmedian`, ruptures imported without SciPy."""
+`git show`."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
-import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
 import pytest
-from numpy.lib.stride_tricks import sliding_window_view
 
 from service.culprit import git
 from tests.gitrepo import CommitSpec, build_repo
@@ -57,38 +53,3 @@ def test_a_dead_reader_is_replaced_and_a_fetch_closes_it(repo):
     assert str(path) not in git._BATCH  # a reader started before a fetch may not see its packs
     assert git.show_file(path, shas[0], "helion/a.py") == "x = 1\n"
     git.close_readers(path)
-
-
-def test_row_nanmedian_is_np_nanmedian_bit_for_bit():
-    from service.detect.pooled import _row_nanmedian
-
-    rng = np.random.default_rng(7)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # all-NaN rows warn in np.nanmedian
-        for trial in range(2000):
-            w, m = int(rng.integers(1, 12)), int(rng.integers(1, 50))
-            v = rng.normal(size=m) * 10 ** rng.uniform(-3, 3)
-            if trial % 3 == 0:
-                v = np.round(v, 1)  # ties, and zeros of both signs
-            if trial % 5 == 0:
-                v[rng.random(m) < 0.2] = np.nan
-            if trial % 7 == 0:
-                v[rng.random(m) < 0.3] = rng.choice([0.0, -0.0, np.inf, -np.inf])
-            a = sliding_window_view(np.concatenate((np.full(w, np.nan), v, np.full(w, np.nan))), w)
-            ref, got = np.nanmedian(a, axis=1), _row_nanmedian(a)
-            same = (ref.view(np.int64) == got.view(np.int64)) | (np.isnan(ref) & np.isnan(got))
-            assert same.all(), (trial, w, m)
-
-
-def test_ruptures_loads_without_scipy_and_leaves_no_stand_in():
-    code = (
-        "import sys\n"
-        "import service.detect.core as c\n"
-        "assert not any(m == 'scipy' or m.startswith('scipy.') for m in sys.modules), sorted(sys.modules)\n"
-        "import numpy as np, ruptures\n"
-        "y = np.r_[np.zeros(30), np.ones(30)]\n"
-        "assert ruptures.Pelt(model='rbf').fit(y).predict(pen=3) == [30, 60]\n"  # a SciPy-backed cost works
-        "import scipy.spatial.distance as d\n"
-        "assert d.__file__ and hasattr(d, 'cdist')\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parent.parent)

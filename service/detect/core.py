@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import ruptures as rpt
 
-from service.detect._ruptures import load as _load_ruptures
 from service.detect.settings import DetectSettings
 from service.domain import MAD_TO_SIGMA
-
-rpt = _load_ruptures()  # `import ruptures`, without SciPy until a SciPy-backed cost is called
 
 # MAD -> standard deviation for Gaussian noise; differences of iid noise have sqrt(2) x its sigma.
 _SQRT2 = math.sqrt(2.0)
