@@ -20,6 +20,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+import bottleneck as bn
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -38,8 +39,10 @@ def _windowed_steps(v: np.ndarray, w: int, after_min: int) -> tuple[np.ndarray, 
     js = np.arange(3, m - after_min + 1)
     if js.size == 0:
         return js, np.empty(0), np.empty(0)
-    before = np.nanmedian(win[js], axis=1)  # pad[j:j+w] = v[j-w:j]
-    after = np.nanmedian(win[js + w], axis=1)  # pad[j+w:j+2w] = v[j:j+w]
+    # bottleneck's nanmedian: numpy's answer without its masked-array path (~40x faster here,
+    # and this runs for every series of a platform on every pass)
+    before = bn.nanmedian(win[js], axis=1)  # pad[j:j+w] = v[j-w:j]
+    after = bn.nanmedian(win[js + w], axis=1)  # pad[j+w:j+2w] = v[j:j+w]
     return js, before, after
 
 
