@@ -208,3 +208,19 @@ def test_window_missing_from_clone_is_evidence(loaded, world, tmp_path):
 def test_repo_that_is_not_a_clone_is_refused(loaded, tmp_path):
     res = loaded("investigate", "--platform", "b200", "--date", "2026-02-01", "--repo", str(tmp_path / "nope"))
     assert res.exit_code == 2 and "not a git clone" in res.stderr
+
+
+def test_investigate_says_what_detect_stored_about_the_same_move(loaded, world):
+    """One code path: for every move detect stored, investigate on its kernel and first-bad date
+    gives the same cause, kind, first-bad and evidence, observation by observation."""
+    stored = [a for a in _alerts(loaded) if a["state"] != "retracted"
+              and a["metric"] in ("helion_speedup_geomean", "geomean")]
+    assert len(stored) >= 5
+    for a in stored:
+        res = loaded("investigate", "--platform", a["platform_short"], "--kernel", a["kernel"],
+                     "--source", a["source"], "--date", a["first_bad"]["date"][:10], "--format", "json")
+        assert res.exit_code == 0, res.output
+        got = json.loads(res.stdout)
+        assert (got["cause"], got["kind"], got["first_bad"]["sha"]) == (a["cause"], a["kind"], a["first_bad"]["sha"])
+        said = [(e["check"], e["verdict"], e["detail"]) for e in got["evidence"] if e["check"] != "persistence"]
+        assert said == [(e["check"], e["verdict"], e["detail"]) for e in a["evidence"] if e["check"] != "persistence"]
