@@ -148,12 +148,15 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
     with store.session() as session:
         _check_question(session, q)
         headline = HEADLINE_OF[q.source]
+        # the other platforms are context (a move elsewhere that night is evidence): their
+        # headline, and the metric asked about, as the nightly pass sees them beside this one
         refs = [r for r in series_refs(session, source=q.source)
-                if r.key.metric == headline or r.key.platform_short == q.platform_short]
+                if r.key.metric in (headline, q.metric) or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
         # what is alerted, and the metric asked about even where it is evidence only (compile time)
-        asked = [r.series_id for r in refs if q.metric is not None and r.key.metric == q.metric]
+        asked = [r.series_id for r in refs if q.metric is not None and r.key.metric == q.metric
+                 and r.key.platform_short == q.platform_short]
         moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)] + asked,
                             asked=asked)
         # only the events that can hold the answer are explained: the nightlies near the date
