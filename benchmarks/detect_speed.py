@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from service.config import load_settings
-from service.detect import DetectSettings, detect_series
+from service.detect import detect_series
 from service.pipeline.detect_pass import SourceView, detect_pass
 from service.pipeline.ingest_pass import ingest_source
 from service.pipeline.investigate import Question, investigate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from service import domain
-from service.domain import AlertStatus, Cause, MetricKind, Source, effective_cause, group_cause, metric
+from service.domain import Cause, MetricKind, Source, effective_cause, group_cause, metric
 
 
 def test_stored_strings_are_unchanged():
