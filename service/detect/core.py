@@ -157,18 +157,6 @@ def _scale(x: np.ndarray, a: int, c: int, b: int, lv0: float, lv1: float, sigma:
     return max(sigma, spread)
 
 
-def _sustained(sig: float, n_before: int, n_after: int, s: DetectSettings) -> bool:
-    """A step too small for one night's noise, held for a week on both sides: its size in
-    standard errors of the two medians (sig / sqrt(pi/2 (1/n_b + 1/n_a))) is what a person
-    judges when a 9% step sits in 4% scatter for a fortnight."""
-    if s.sustained_nights <= 0 or min(n_before, n_after) < s.sustained_nights:
-        return False
-    if sig < s.sustained_min_significance:
-        return False
-    se = math.sqrt(math.pi / 2 * (1.0 / n_before + 1.0 / n_after))  # a median's standard error, per sigma
-    return sig / se >= s.sustained_z
-
-
 def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool) -> list[int]:
     """Drop, weakest first, change points whose median step is too small or insignificant.
 
@@ -185,11 +173,9 @@ def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: 
     def score(i: int) -> float:  # i indexes cps; math.inf = passes
         scale = _scale(x, bounds[i], bounds[i + 1], bounds[i + 2], lv[i], lv[i + 1], sigma)
         sig = abs(lv[i + 1] - lv[i]) / scale
-        if not _relative_ok(lv[i], lv[i + 1], s, log):
+        if sig < s.min_significance or not _relative_ok(lv[i], lv[i + 1], s, log):
             return sig
-        if sig >= s.min_significance or (log and _sustained(sig, bounds[i + 1] - bounds[i], bounds[i + 2] - bounds[i + 1], s)):
-            return math.inf
-        return sig
+        return math.inf
 
     scores = [score(i) for i in range(len(cps))]
     while scores:
