@@ -80,12 +80,17 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _git_argv(path: Path, *args: str) -> list[str]:
+    """git in ``path`` with no pager and paths unquoted: every git process here starts so."""
+    return ["git", "--no-pager", "-c", "core.quotepath=off", "-C", str(path), *args]
+
+
 def _run(repo: Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess[bytes]:
     path = validate_repo(repo)
     for a in args:
         if not isinstance(a, str) or "\x00" in a:
             raise BenchwatchError(f"git argument is not a plain string: {_short(a)}")
-    cmd = ["git", "--no-pager", "-c", "core.quotepath=off", "-C", str(path), *args]
+    cmd = _git_argv(path, *args)
     try:
         return subprocess.run(
             cmd, capture_output=True, timeout=timeout, env=_env(), stdin=subprocess.DEVNULL, check=False
@@ -193,7 +198,7 @@ class _BatchReader:
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
-            ["git", "--no-pager", "-c", "core.quotepath=off", "-C", str(path), "cat-file", "--batch"],
+            _git_argv(path, "cat-file", "--batch"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(), bufsize=0,
         )
         self._buf = b""
@@ -262,6 +267,7 @@ def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
                 if _BATCH.get(key) is reader:
                     _BATCH.pop(key)
             reader.proc.kill()
+            reader.proc.wait()  # reaped, not left a zombie
             return False, None
     if kind == "missing":
         return True, None

@@ -138,20 +138,20 @@ class Stages:
         ``git log --numstat`` of ~10-200 ms on the real clone, and a cold pass needs dozens."""
         if self.repo is None:
             return
-        pairs = sorted({(m.last_good.full_sha, m.first_bad.full_sha) for m in moves})
-        workers = min(os.cpu_count() or 1, 4, len(pairs))
+        one_each = list({(m.last_good.full_sha, m.first_bad.full_sha): m for m in moves}.values())
+        workers = min(os.cpu_count() or 1, 4, len(one_each))
         if workers < 2:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        def read(pair: tuple[str, str]) -> None:
+        def read(move: Move) -> None:
             try:
-                self._window_fn(self.repo, pair[0], pair[1], self.settings.helion.max_window_commits)
+                self.window(move)
             except BenchwatchError:
                 pass  # `window` meets the same refusal when it asks
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(read, pairs))
+            list(pool.map(read, one_each))
 
     def ranked(self, move: Move, kernels: tuple[str, ...]):
         w = self.window(move)
