@@ -115,7 +115,11 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
     if not path or path == ":memory:":
         yield
         return
-    fd = os.open(f"{path}.migrate.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(f"{path}.migrate.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a folder this process may not write: it cannot upgrade the store either
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # blocks: the other copy finishes, this one finds head
         yield
@@ -129,24 +133,24 @@ def upgrade(engine: Engine) -> None:
     A store already at the newest revision costs one query. Otherwise copies started together
     (the scheduler and a CLI call, several containers) upgrade one after another: a
     transaction-level advisory lock on PostgreSQL, a lock file on SQLite. The later ones then
-    find the schema at head and do nothing.
+    find the schema at head and do nothing. On SQLite the lock file covers the check too: a
+    process's first connection switches the file to WAL, and that switch, met while another
+    copy is creating the file, fails at once ("database is locked") instead of waiting.
     """
-    try:
-        head = migration_head()
-        if head is not None and stored_revision(engine) == head:
-            return
-    except OperationalError as exc:
-        raise _unreachable(exc) from None
-    from alembic import command
-
     lock = _sqlite_migration_lock(engine) if engine.dialect.name == "sqlite" else nullcontext()
     try:
-        with lock, engine.begin() as conn:
-            if conn.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
-            cfg = alembic_config(engine)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        with lock:
+            head = migration_head()
+            if head is not None and stored_revision(engine) == head:
+                return
+            from alembic import command
+
+            with engine.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+                cfg = alembic_config(engine)
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
     except OperationalError as exc:
         raise _unreachable(exc) from None
 
