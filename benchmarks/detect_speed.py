@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from service.cli.context import tune_gc
 from service.config import load_settings
 from service.detect import detect_series
 from service.pipeline.detect_pass import SourceView, detect_pass
@@ -38,6 +39,7 @@ def _best(fn, repeat: int = 3) -> float:
 
 
 def main() -> None:
+    tune_gc()  # what every `benchwatch` process does at start
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmpd = Path(tmp)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import json
 import os
@@ -150,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     import service.classify  # noqa: F401  the service's modules, imported before any timing
     import service.detect.series  # noqa: F401  (ruptures, numpy: a process's start-up, not the pass)
     import service.pipeline.events  # noqa: F401
+    from service.cli.context import tune_gc
     from service.config import load_settings
     from service.pipeline.detect_pass import detect_pass
     from service.store.db import Store
     from tests.blind_worlds import build_world
+
+    tune_gc()  # what every `benchwatch` process does at start
 
     imports_s = time.perf_counter() - t0
     out: dict = {"seed": args.seed, "nights_asked": args.nights, "nproc": os.cpu_count(), "cpu": _cpu_model(),
@@ -171,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in (last - 1, last):  # the documents are built night by night: build them here, untimed
             world.dashboard_bytes(n), world.pretuned_bytes(n)
         out["world_build_s"] = round(time.perf_counter() - t0, 1)
+        gc.collect()
+        gc.freeze()  # the world's objects are the benchmark's, not the service's: keep them out of its collections
         out["nights"] = len(world.nights)
         out["first_night"] = f"{world.nights[0].date:%Y-%m-%d}"
         out["last_night"] = f"{world.nights[last].date:%Y-%m-%d}"

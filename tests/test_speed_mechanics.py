@@ -53,3 +53,22 @@ def test_a_dead_reader_is_replaced_and_a_fetch_closes_it(repo):
     assert str(path) not in git._BATCH  # a reader started before a fetch may not see its packs
     assert git.show_file(path, shas[0], "helion/a.py") == "x = 1\n"
     git.close_readers(path)
+
+
+def test_every_command_runs_with_the_young_generation_collected_less_often(tmp_path):
+    """The CLI's start-up sets the collector's young threshold (what the detect pass's speed
+    rests on); the older generations keep theirs."""
+    import gc
+
+    from typer.testing import CliRunner
+
+    from service.cli.context import GC_YOUNG_THRESHOLD
+    from service.cli.main import app
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, before[1], before[2])
+        res = CliRunner().invoke(app, ["status"], env={"BENCHWATCH_DATABASE_URL": f"sqlite:///{tmp_path / 'bw.db'}"})
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, before[1], before[2]), res.output
+    finally:
+        gc.set_threshold(*before)

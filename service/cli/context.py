@@ -7,6 +7,7 @@ for them, not when the CLI starts: `benchwatch --help` and a mistyped option sta
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import sys
 from dataclasses import dataclass
@@ -86,6 +87,19 @@ def handles_errors(fn: F) -> F:
             fail(exc.message, exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+# Allocations between young-generation collections (CPython's default is 700). A detect pass
+# builds ~200k small tuples that form no cycles, and at 700 the collector walks them again and
+# again: 40% of one nightly's detect pass on a year of the real-repo world (1.44 s -> 0.73 s at
+# 10,000; benchmarks/real_repo_speed.py). Cycles are still collected, a little later.
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def tune_gc() -> None:
+    """Collect the young generation less often in every benchwatch process (why: above)."""
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 def setup_logging(verbose: bool) -> None:

@@ -18,7 +18,7 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import typer  # noqa: E402 - after the line above
 
 from service.cli import detect_cmds, ingest_cmds, loop_cmds
-from service.cli.context import STATE, CommandsGroup, setup_logging
+from service.cli.context import STATE, CommandsGroup, setup_logging, tune_gc
 
 app = typer.Typer(
     cls=CommandsGroup,
@@ -39,6 +39,7 @@ def main(
     STATE._settings = None
     STATE._store = None
     setup_logging(verbose)
+    tune_gc()
 
 
 # short_help: the one-line summaries `benchwatch --help` lists (each command's docstring says more)
