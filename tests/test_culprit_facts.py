@@ -244,7 +244,8 @@ def test_run_py_is_parsed_never_executed(tmp_path):
         f"import os\nos.system('touch {marker}')\nopen({str(marker)!r}, 'w').write('x')\n"
         "def helper():\n    return {'remove_flags': ['--cudagraph']}\n"
         "KERNEL_MAPPINGS = {\n"
-        "    'sum': ('m', 'examples.sum', 'sum_tritonbench', {'remove_flags': ['--cudagraph']}),\n"
+        "    'sum': ('tritonbench.operators.sum.operator', 'examples.sum', 'sum_tritonbench',\n"
+        "            {'remove_flags': ['--cudagraph']}),\n"
         "    'rms_norm': ('m', 'examples.rms_norm', 'f', helper()),\n"
         f"    'softmax': __import__('os').system('touch {marker}'),\n"
         "}\n"
@@ -306,3 +307,50 @@ def test_yaml_alias_bombs_and_cycles_do_not_hang(tmp_path):
     facts = repo_fact_changes(path, shas[0], shas[-1], "b200", "sum")
     assert time.perf_counter() - t < 10
     assert all(f.kind in ("runner_label", "toolchain") for f in facts)
+
+
+_TPU = '''import torch
+
+def _exp_shapes(num_shapes=None):
+    return [("a", (1024,))]
+
+def _welford_baseline(x):
+    return torch.var_mean(x)
+
+def _welford_shapes(num_shapes=None):
+    return [("b", (262144, 1024))]
+
+KERNEL_MAPPINGS: dict = {
+    "exp": ("exp", "exp", torch.exp, _exp_shapes, None),
+    "welford": ("welford", "welford", _welford_baseline, _welford_shapes, None),
+}
+'''
+
+
+def test_tpu_entries_name_their_shape_and_baseline_functions(tmp_path):
+    """run_tpu.py's table is code, not a literal: a kernel's fact comes from the functions its
+    entry names, and a change to another kernel's functions is not its fact."""
+    tpu = "benchmarks/run_tpu.py"
+    fixed = _TPU.replace("torch.var_mean(x)", "torch.var_mean(x, correction=0)")
+    path, shas = _repo(tmp_path, {tpu: fixed}, {tpu: fixed.replace("(262144, 1024)", "(131072, 2048)")},
+                       base={**_files(), tpu: _TPU})
+    baseline = repo_fact_changes(path, shas[1], shas[2], "tpu", "welford")
+    assert [(f.kind, f.kernels) for f in baseline] == [("baseline_impl", ("welford",))]
+    assert "_welford_baseline" in baseline[0].detail
+    shapes = repo_fact_changes(path, shas[2], shas[3], "tpu", "welford")
+    assert [(f.kind, f.kernels) for f in shapes] == [("num_inputs", ("welford",))]
+    assert "_welford_shapes" in shapes[0].detail
+    assert repo_fact_changes(path, shas[0], shas[-1], "tpu", "exp") == []
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "welford") == []  # run_tpu.py is the TPU's
+
+
+def test_a_renamed_baseline_column_is_a_baseline_change(tmp_path):
+    """run.py's KERNEL_METRIC_MAPPINGS says which tritonbench column every speedup divides."""
+    table = ('\nKERNEL_METRIC_MAPPINGS = {\n    "sum": {"torch_sum": "baseline", "helion_sum_tritonbench-speedup":'
+             ' "helion_speedup"},\n    "softmax": {"torch_softmax": "baseline"},\n}\n')
+    base = _files()
+    changed = {RUN_PY_PATH: base[RUN_PY_PATH] + table.replace("torch_sum", "torch_sum_fp32")}
+    path, shas = _repo(tmp_path, changed, base={**base, RUN_PY_PATH: base[RUN_PY_PATH] + table})
+    facts = repo_fact_changes(path, shas[0], shas[-1], "h100", "sum")
+    assert [(f.kind, f.old, f.new) for f in facts] == [("baseline_impl", "torch_sum", "torch_sum_fp32")]
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "softmax") == []

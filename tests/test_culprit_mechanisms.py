@@ -77,6 +77,21 @@ def test_kernel_measurement_facts_name_only_their_kernel(helion_clone, sha, kern
     assert not [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", other) if f.kind == kind]
 
 
+@pytest.mark.parametrize("sha, platform, kernel, other, kind, needle", [
+    # run_tpu.py's KERNEL_MAPPINGS names functions (not a literal): _attention_shapes gained a shape
+    ("7c5664e8", "tpu", "flash_attention", "exp", "num_inputs", "_attention_shapes"),
+    # run.py: gemm's tritonbench arguments gained --non-square (other inputs, same num_inputs)
+    ("b77301f9", "h100", "gemm", "softmax", "bench_args", "non_square"),
+])
+def test_a_kernels_benchmark_definition_read_from_the_real_harness(helion_clone, sha, platform, kernel, other, kind,
+                                                                   needle):
+    lg, fb = _around(helion_clone, sha)
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, platform, kernel) if f.kind == kind]
+    assert len(facts) == 1 and facts[0].kernels == (kernel,) and needle in facts[0].detail, facts
+    assert facts[0].suggests == "method_change"
+    assert not [f for f in repo_fact_changes(helion_clone, lg, fb, platform, other) if f.kind == kind]
+
+
 def test_the_change_commit_is_the_one_that_made_the_fact_not_any_harness_commit(helion_clone):
     """A window of several commits: the cudagraph fact is attributed to 0ac95a80 itself."""
     lg, fb = _around(helion_clone, "0ac95a80", before=3, after=3)

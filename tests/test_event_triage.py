@@ -51,6 +51,10 @@ CUDAGRAPH = FactChange("cudagraph_flag", "run.py: rms_norm-bwd speedup is no lon
                        "method_change", "benchmarks/run.py", "cudagraph", "no cudagraph", kernels=("rms_norm-bwd",))
 AUTOTUNE = FactChange("autotune", "benchmark.yml: b200 autotune settings (none) -> HELION_AUTOTUNE_BUDGET=60",
                       "method_change", ".github/workflows/benchmark.yml", "(none)", "HELION_AUTOTUNE_BUDGET=60")
+BASELINE_IMPL = FactChange("baseline_impl", "run.py: jsd the baseline every speedup divides changed: torch_jsd -> "
+                           "liger_jsd", "method_change", "benchmarks/run.py", "torch_jsd", "liger_jsd", kernels=("jsd",))
+BENCH_ARGS = FactChange("bench_args", "run.py: gemm benchmark arguments changed: non_square (unset) -> ''",
+                        "method_change", "benchmarks/run.py", "before", "after", kernels=("gemm",))
 PIN = FactChange("baseline_pin", "benchmark.yml: torch==2.10 -> torch==2.11", "method_change",
                  ".github/workflows/benchmark.yml", "torch==2.10", "torch==2.11")
 
@@ -152,6 +156,15 @@ CASES = {
                        top_candidate=commit(0.45)), "method_change", "autotune"),
     "shapes": (event([k("rope", 15, -20, (14, 15), shapes=True)], top_candidate=commit(0.5)),
                "method_change", "shapes"),
+    # the kernel's baseline implementation was swapped in run.py: every speedup of it moved, and
+    # a strong-looking code commit in the window does not outvote that
+    "baseline implementation": (event([k("jsd", 12, 0, (11, 12), facts=(BASELINE_IMPL,))],
+                                      top_candidate=commit(0.7)), "method_change", "baseline"),
+    # the kernel's benchmark arguments changed (other inputs): every timer and comparator moved,
+    # and the commit that changed them is in the window
+    "benchmark arguments": (event([k("gemm", -15, 25, (-9, 4), facts=(BENCH_ARGS,))], top_candidate=commit(0.7),
+                                  harness_commit=commit(0.45, "[Benchmark CI] Use `--non-square` flag for gemm")),
+                            "method_change", "shapes"),
     # one kernel, only its cudagraph timer moved, and nothing in the window says how its
     # measurement changed: a flaky measurement, not a method change to re-baseline
     "one timer of one kernel, unexplained": (event([k("softmax", -9, 0)], top_candidate=commit(0.1)),
@@ -198,6 +211,8 @@ def test_members_inherit_the_event_but_a_kernel_whose_own_measurement_changed_ke
     own = member_classification(v, move(), own_facts=(CUDAGRAPH,))
     assert (own.cause, own.kind) == ("method_change", "cudagraph") and own.culprit is None
     assert own.evidence[0].check == "own_evidence"
+    swapped = member_classification(v, move("jsd"), own_facts=(BASELINE_IMPL,))
+    assert (swapped.cause, swapped.kind) == ("method_change", "baseline")
     # the cudagraph-timed side (before) is the honest one
     assert own.true_speedup == pytest.approx(1.2)
 

@@ -17,6 +17,7 @@ from service.classify.footprint import (
     GLOBAL_METHOD_FACTS,
     KERNEL_METHOD_FACTS,
     METHOD_MECHANISMS,
+    FACT_MECHANISM,
     EventInput,
     Thresholds,
     kind_of,
@@ -29,7 +30,7 @@ from service.records import Classification, Evidence, FactChange, Move, RankedCo
 _CHANGE_FACTS = {
     "hardware": ("runner_label", "toolchain"),
     "method_change": ("cudagraph_flag", "pretuned_cudagraph", "num_inputs", "linattn_shapes", "kernel_dropped",
-                      "kernel_added", "baseline_pin", "pretuned_baseline", "autotune", "latency_mode",
+                      "kernel_added", "bench_args", "baseline_impl", "baseline_pin", "pretuned_baseline", "autotune", "latency_mode",
                       "pretuned_timer"),
 }
 
@@ -176,8 +177,7 @@ def member_classification(
     mine = own_method_fact(own_facts, move.key.kernel)
     if mine is not None and cause != "method_change":
         cause, fact = "method_change", mine
-        kind = {"cudagraph_flag": "cudagraph", "pretuned_cudagraph": "cudagraph", "pretuned_baseline": "baseline"}.get(
-            mine.kind, "shapes")
+        kind = FACT_MECHANISM.get(mine.kind, "shapes")
         evidence = (Evidence("own_evidence", cause, f"{move.key.kernel}'s own measurement changed: {mine.detail}",
                              {"kind": mine.kind, "decisive": True}), *evidence)
     value, reason = honest_speedup(move, cause, kind, fact)

@@ -18,9 +18,13 @@ from service.records import FactChange, RankedCommit
 
 # facts about one kernel's measurement (they settle a method change for that kernel)
 KERNEL_METHOD_FACTS = frozenset({
-    "cudagraph_flag", "num_inputs", "linattn_shapes", "kernel_dropped", "kernel_added",
-    "pretuned_baseline", "pretuned_cudagraph",
+    "cudagraph_flag", "num_inputs", "linattn_shapes", "kernel_dropped", "kernel_added", "bench_args",
+    "baseline_impl", "pretuned_baseline", "pretuned_cudagraph",
 })
+# the mechanism (the `kind` under method_change) each kernel fact names; a kernel fact not
+# listed here changes the kernel's inputs: "shapes"
+FACT_MECHANISM = {"cudagraph_flag": "cudagraph", "pretuned_cudagraph": "cudagraph",
+                  "pretuned_baseline": "baseline", "baseline_impl": "baseline", "baseline_pin": "baseline"}
 # facts about how every kernel of the platform is measured
 GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
 # observation values that name a way the measurement changed (as opposed to timers disagreeing)
@@ -316,12 +320,12 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
     kinds = {f.kind for k in ev.kernels for f in k.facts} | {f.kind for f in ev.platform_facts}
     attrs = {a for k in ev.kernels for a in k.attributes}
     if cause == "method_change":
-        if kinds & {"cudagraph_flag", "pretuned_cudagraph"} or "cudagraph" in attrs:
+        named = {FACT_MECHANISM.get(k, "shapes") for k in kinds if k in KERNEL_METHOD_FACTS}
+        if "cudagraph" in named or "cudagraph" in attrs:
             return "cudagraph"
-        if kinds & {"num_inputs", "linattn_shapes", "kernel_dropped", "kernel_added"} \
-                or _is(by, "shapes", "changed"):
+        if "shapes" in named or _is(by, "shapes", "changed"):
             return "shapes"
-        if kinds & {"baseline_pin", "pretuned_baseline"} or attrs & {"baseline_label", "baselines"}:
+        if "baseline" in named or "baseline_pin" in kinds or attrs & {"baseline_label", "baselines"}:
             return "baseline"
         if "autotune" in kinds or _is(by, "compile", "dropped"):
             return "autotune"

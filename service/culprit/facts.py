@@ -126,6 +126,54 @@ def _run_py_facts(old: str | None, new: str | None, kernel: str) -> list[FactCha
             kind="num_inputs", detail=f"{RUN_PY}: {kernel} num_inputs {old_n} -> {new_n} (different input shapes)",
             suggests="method_change", path=RUN_PY, old=old_n, new=new_n, kernels=(kernel,),
         ))
+    other = sorted(k for k in set(a) | set(b) if k not in ("remove_flags", "num_inputs") and a.get(k) != b.get(k))
+    same_target = _entry_target(before[kernel]) == _entry_target(after[kernel])
+    if other or not same_target:
+        what = ", ".join(f"{k} {_arg(a, k)} -> {_arg(b, k)}" for k in other) if other else (
+            f"the entry (operator, Helion module, function) {' '.join(_entry_target(before[kernel]))} -> "
+            f"{' '.join(_entry_target(after[kernel]))}")
+        out.append(FactChange(
+            kind="bench_args", detail=f"{RUN_PY}: {kernel} benchmark arguments changed: {what}",
+            suggests="method_change", path=RUN_PY, old="before", new="after", kernels=(kernel,),
+        ))
+    out += _metric_mapping_facts(old, new, kernel)
+    return out
+
+
+def _entry_target(entry: Any) -> tuple[str, ...]:
+    """The tritonbench operator and Helion module/function of a KERNEL_MAPPINGS entry."""
+    if not isinstance(entry, (tuple, list)):
+        return ()
+    return tuple(str(x) for x in entry if isinstance(x, str))
+
+
+def _arg(args: dict[str, Any], key: str) -> str:
+    return "(unset)" if key not in args else repr(args[key])[:40]
+
+
+def _metric_mapping_facts(old: str, new: str, kernel: str) -> list[FactChange]:
+    """``KERNEL_METRIC_MAPPINGS[kernel]`` names the tritonbench columns each dashboard metric is
+    read from: the one mapped to "baseline" is the implementation every speedup divides, and the
+    one mapped to "helion_speedup" is the Helion variant measured. Either renamed is a method change."""
+    from service.culprit.harness_facts import module_literals
+
+    a = (module_literals(old).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    b = (module_literals(new).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+
+    def source_of(m: dict, metric: str) -> str | None:
+        return next((str(k) for k, v in m.items() if v == metric), None)
+
+    out = []
+    for metric, kind, words in (("baseline", "baseline_impl", "the baseline every speedup divides"),
+                                ("helion_speedup", "bench_args", "the Helion variant measured")):
+        x, y = source_of(a, metric), source_of(b, metric)
+        if x != y and x is not None and y is not None:
+            out.append(FactChange(
+                kind=kind, detail=f"{RUN_PY}: {kernel} {words} changed: {x} -> {y}", suggests="method_change",
+                path=RUN_PY, old=x, new=y, kernels=(kernel,),
+            ))
     return out
 
 

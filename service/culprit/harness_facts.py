@@ -88,18 +88,54 @@ def linattn_facts(old: str | None, new: str | None, kernel: str) -> list[FactCha
     return out
 
 
+@lru_cache(maxsize=64)
+def _tpu_table(source: str | None) -> tuple[dict[str, str], dict[str, frozenset[str]], dict[str, str]] | None:
+    """run_tpu.py's ``KERNEL_MAPPINGS`` as parsed code, not literals (its entries name the shape
+    and baseline functions): per kernel its entry (normalised), the module-level functions it
+    names, and every top-level function's body (normalised). None when absent or unparseable."""
+    functions = _functions(source)
+    if functions is None:
+        return None
+    tree = ast.parse(source or "")
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        value = getattr(node, "value", None)
+        if not (isinstance(target, ast.Name) and target.id == "KERNEL_MAPPINGS" and isinstance(value, ast.Dict)):
+            continue
+        entries: dict[str, str] = {}
+        names: dict[str, frozenset[str]] = {}
+        for k, v in zip(value.keys, value.values):
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                entries[k.value] = ast.dump(v, include_attributes=False)
+                names[k.value] = frozenset(n.id for n in ast.walk(v) if isinstance(n, ast.Name) and n.id in functions)
+        return entries, names, functions
+    return None
+
+
 def tpu_facts(old: str | None, new: str | None, kernel: str) -> list[FactChange]:
-    """A TPU kernel's ``KERNEL_MAPPINGS`` entry in run_tpu.py changed (its inputs or options)."""
-    a = (module_literals(old).get("KERNEL_MAPPINGS") or {})
-    b = (module_literals(new).get("KERNEL_MAPPINGS") or {})
-    if not isinstance(a, dict) or not isinstance(b, dict) or kernel not in a or kernel not in b:
+    """A TPU kernel's benchmark in run_tpu.py changed: its ``KERNEL_MAPPINGS`` entry, or a
+    function the entry names (``_<kernel>_shapes``: the inputs; ``_<kernel>_baseline``: what
+    Helion is compared with). A change to the harness around them is a harness commit, not this."""
+    a, b = _tpu_table(old), _tpu_table(new)
+    if a is None or b is None or kernel not in a[0] or kernel not in b[0]:
         return []
-    if a[kernel] == b[kernel]:
-        return []
-    return [FactChange(
-        kind="num_inputs", detail=f"{RUN_TPU}: the TPU benchmark entry of {kernel} changed (its inputs or options)",
-        suggests="method_change", path=RUN_TPU, old="before", new="after", kernels=(kernel,),
-    )]
+    out: list[FactChange] = []
+    changed = sorted(n for n in a[1][kernel] | b[1][kernel] if a[2].get(n) != b[2].get(n))
+    baselines = [n for n in changed if "baseline" in n]
+    inputs = [n for n in changed if n not in baselines]
+    if inputs or a[0][kernel] != b[0][kernel]:
+        what = f"its inputs ({', '.join(inputs)})" if inputs else "its inputs or options"
+        out.append(FactChange(
+            kind="num_inputs", detail=f"{RUN_TPU}: the TPU benchmark of {kernel} changed {what}",
+            suggests="method_change", path=RUN_TPU, old="before", new="after", kernels=(kernel,),
+        ))
+    if baselines:
+        out.append(FactChange(
+            kind="baseline_impl", detail=f"{RUN_TPU}: the baseline {kernel} is compared with changed ({', '.join(baselines)})",
+            suggests="method_change", path=RUN_TPU, old="before", new="after", kernels=(kernel,),
+        ))
+    return out
 
 
 def tritonbench_facts(old: str | None, new: str | None) -> list[FactChange]:
