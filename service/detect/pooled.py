@@ -134,7 +134,7 @@ def _platform_moves(members: list[SeriesData], night_of: Mapping[str, int], s: D
             if any(abs(night_of.get(r.run_id, -10**6) - t) <= s.match_nights
                    for m in known.get(sd.key, ()) for r in (m.first_bad, m.end) if r is not None):
                 continue
-            found.setdefault(sd.key, []).append(_move(sd, pts_of[i], at[i][t], float(abs(z[i, t])), sigma_of[i], s))
+            found.setdefault(sd.key, []).append(move_at(sd, pts_of[i], at[i][t], float(abs(z[i, t])), sigma_of[i], s))
     return found
 
 
@@ -201,7 +201,8 @@ def _peaks(strength: np.ndarray, radius: int) -> list[int]:
     return out
 
 
-def _move(sd: SeriesData, pts, j: int, significance: float, sigma: float, s: DetectSettings) -> Move:
+def move_at(sd: SeriesData, pts, j: int, significance: float, sigma: float, s: DetectSettings) -> Move:
+    """A move of ``sd`` whose first bad point is ``pts[j]``, levels the medians of a window each side."""
     vals = [p.value for p in pts]
     before = float(np.median(vals[max(0, j - s.pooled_window):j]))
     after = float(np.median(vals[j:j + s.pooled_window]))

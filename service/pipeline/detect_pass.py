@@ -275,6 +275,23 @@ class SourceView:
             self.runs, lg_pk, fb_pk,
         ))
 
+    def measurement_changed_at(self, track_id: int) -> list[str]:
+        """Trend runs at which the track's published measurement changed (`detect.announced`)."""
+        from service.detect.announced import measurement_changed_at
+
+        metrics = self.by_track.get(track_id, {})
+        base = {m: r.series_id for m, r in metrics.items() if metric_of(m).baseline is not None and r.series_id in self.data}
+        flag = metrics.get("cudagraph")
+        if not base and (flag is None or flag.series_id not in self.data):
+            return []
+        runs = [r.run_id for r in self.trend]
+
+        def values(sid: int) -> dict[str, float | None]:
+            return {run: self.value_at(sid, run) for run in runs}
+
+        return measurement_changed_at(runs, {m: values(sid) for m, sid in base.items()},
+                                      values(flag.series_id) if flag is not None and flag.series_id in self.data else None)
+
     @classmethod
     def load(cls, session: Session, source: str, refs: list[SeriesRef] | None = None) -> "SourceView":
         runs = runs_of(session, source)
@@ -362,12 +379,21 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
     `investigate` both call this, so they never disagree about a move."""
     from service.detect.pooled import pooled_moves
 
-    found = {sid: stages.detect(view.data[sid]) for sid in series_ids}
+    from service.detect.announced import announced_moves
+
+    night_of = {r.run_id: i for i, r in enumerate(view.trend)}
+    track_of = {r.series_id: r.track_id for r in view.refs}
+    found = {}
+    for sid in series_ids:
+        found[sid] = stages.detect(view.data[sid])
+        changed_at = view.measurement_changed_at(track_of[sid])
+        if changed_at:  # the data says how it is measured changed there: a step needs less history
+            more = announced_moves(view.data[sid], changed_at, stages.dset, found[sid], night_of)
+            found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
     # the headline only: a platform-wide step in latency or compile time alone is a change in
     # how those are measured far more often than news, and either timer's own detector sees big ones
     headline = HEADLINE_OF[view.source]
     alertable = [view.data[r.series_id] for r in view.refs if r.key.metric == headline and r.series_id in view.data]
-    night_of = {r.run_id: i for i, r in enumerate(view.trend)}
     known = {view.data[sid].key: ms for sid, ms in found.items()}
     extra = pooled_moves(alertable, night_of, stages.dset, known)
     seen = {k: [*known.get(k, ()), *extra.get(k, ())] for k in {*known, *extra}}

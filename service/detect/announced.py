@@ -1,0 +1,71 @@
+"""Steps on nightlies where the data itself says the measurement changed.
+
+The pretuned document publishes, run by run, which baselines a kernel was compared with and
+whether it was CUDA-graph timed; "a flip of `cudagraph` or a change in the set of `baselines`
+is a method change" (the dashboard's own rule). A step on such a nightly needs no long history
+to be believed, because its reason is given: a series with one nightly before the change (a
+suite that had just started) is beyond the search, which needs ``min_size`` nights a side, but a
+person comparing the two nights would still see it. So here one night before is enough, and
+the step must still clear the usual magnitude floor and ``min_significance`` standard errors.
+
+Pure: a series and the run ids where its track's measurement changed in, moves out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from service.detect.core import noise_sigma
+from service.detect.pooled import move_at
+from service.detect.series import trend_points
+from service.detect.settings import DetectSettings
+from service.records import Move, SeriesData
+
+
+def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, known: Sequence[Move],
+                    night_of: Mapping[str, int]) -> list[Move]:
+    """A move at each run of ``at_runs`` where the level steps, unless ``known`` already has a
+    move of the series within ``match_nights`` of it."""
+    pts = trend_points(sd)
+    index = {p.run_id: j for j, p in enumerate(pts)}
+    taken = [night_of[r.run_id] for m in known for r in (m.first_bad, m.end) if r is not None and r.run_id in night_of]
+    w = s.pooled_window
+    out: list[Move] = []
+    for run_id in sorted(set(at_runs), key=lambda r: index.get(r, -1)):
+        j = index.get(run_id)
+        if j is None or j < 1 or len(pts) - j < s.report_after_nights or run_id not in night_of:
+            continue
+        if any(abs(night_of[run_id] - t) <= s.match_nights for t in taken):
+            continue
+        v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
+        sigma = max(noise_sigma(v[:j]) if j >= 3 else 0.0, noise_sigma(v[j:]), s.pooled_noise_floor)
+        before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:j + w]))
+        nb, na = min(j, w), min(len(pts) - j, w)
+        z = (after - before) / (sigma * math.sqrt(math.pi / 2 * (1.0 / nb + 1.0 / na)))
+        if abs(z) < s.min_significance or abs(math.expm1(after - before)) * 100.0 < s.min_change_pct:
+            continue
+        out.append(move_at(sd, pts, j, abs(z), sigma, s))
+        taken.append(night_of[run_id])
+    return out
+
+
+def measurement_changed_at(runs: Sequence[str], baselines: Mapping[str, Mapping[str, float | None]],
+                           cudagraph: Mapping[str, float | None] | None) -> list[str]:
+    """The runs (of ``runs``, in order) at which the set of baselines reporting a value, or the
+    cudagraph flag, differs from the last run the track ran. A night it did not run (nothing
+    reported) changes nothing."""
+    out: list[str] = []
+    last_names: frozenset[str] = frozenset()
+    last_cg: float | None = None
+    for run in runs:
+        names = frozenset(m for m, vals in baselines.items() if vals.get(run) is not None)
+        cg = cudagraph.get(run) if cudagraph is not None else None
+        if (names and last_names and names != last_names) or (
+                cg is not None and last_cg is not None and bool(cg) != bool(last_cg)):
+            out.append(run)
+        last_names = names or last_names
+        last_cg = cg if cg is not None else last_cg
+    return out

@@ -1,0 +1,78 @@
+"""Steps on nightlies where the data says the measurement changed (pure, no database): one night
+before is enough there, and the usual floors still hold."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from service.detect import DetectSettings, detect_series
+from service.detect.announced import announced_moves, measurement_changed_at
+from service.records import SeriesData, SeriesKey, SeriesPoint
+
+T0 = datetime(2026, 7, 1, 8, tzinfo=timezone.utc)
+S = DetectSettings()
+
+
+def _series(values) -> SeriesData:
+    pts = tuple(SeriesPoint(f"{1000 + i}", f"{i:08x}", f"{i:040x}", T0 + timedelta(days=i), float(v))
+                for i, v in enumerate(values))
+    return SeriesData(SeriesKey("pretuned", "b200", "rms_norm", "geomean"), pts)
+
+
+def _young(step: float, nights: int = 12, scatter: float = 0.015, seed: int = 3) -> SeriesData:
+    """A suite's first nightly, then a step on the second: what the search cannot see."""
+    v = np.exp(np.random.default_rng(seed).normal(0, scatter, nights)) * 1.4
+    v[1:] *= 1.0 + step
+    return _series(v)
+
+
+NIGHTS = {f"{1000 + i}": i for i in range(40)}
+
+
+def test_one_night_before_a_change_the_data_announces_is_enough():
+    sd = _young(-0.15)
+    assert detect_series(sd, S) == []  # the search needs min_size nights before a step
+    [m] = announced_moves(sd, ["1001"], S, [], NIGHTS)
+    assert (m.last_good.run_id, m.first_bad.run_id) == ("1000", "1001")
+    assert m.direction == "regression" and m.change_pct == pytest.approx(-15, abs=5)  # one night before: its noise
+
+
+def test_no_announced_night_or_no_step_there_gives_nothing():
+    sd = _young(-0.15)
+    assert announced_moves(sd, [], S, [], NIGHTS) == []
+    assert announced_moves(sd, ["1005"], S, [], NIGHTS) == []  # the level did not move at 1005
+    assert announced_moves(_young(-0.01), ["1001"], S, [], NIGHTS) == []  # within the floors
+    assert announced_moves(sd, ["1000"], S, [], NIGHTS) == []  # no night before it
+
+
+def test_a_step_the_search_already_has_is_not_reported_twice():
+    v = np.exp(np.random.default_rng(5).normal(0, 0.01, 30)) * 1.4
+    v[15:] *= 0.85
+    sd = _series(v)
+    known = detect_series(sd, S)
+    assert [m.first_bad.run_id for m in known] == ["1015"]
+    assert announced_moves(sd, ["1015"], S, known, NIGHTS) == []
+    assert announced_moves(sd, ["1016"], S, known, NIGHTS) == []  # within match_nights of it
+
+
+def test_a_step_needs_the_nights_after_it_that_any_step_needs():
+    sd = _series([1.4, 1.2])  # one night after: report_after_nights is 2
+    assert announced_moves(sd, ["1001"], S, [], NIGHTS) == []
+    assert len(announced_moves(_series([1.4, 1.2, 1.2]), ["1001"], S, [], NIGHTS)) == 1
+
+
+def test_the_nights_where_the_published_measurement_changed():
+    runs = ["1", "2", "3", "4", "5", "6"]
+    baselines = {"baseline:torch:geomean": dict.fromkeys(runs, 1.0),
+                 "baseline:torch_compile:geomean": {"1": None, "2": None, "3": 1.1, "4": None, "5": None, "6": 1.1},
+                 "baseline:vllm:geomean": {"1": 1.2, "2": 1.2, "3": 1.2, "4": None, "5": 1.2, "6": 1.2}}
+    baselines["baseline:torch:geomean"]["4"] = None
+    baselines["baseline:vllm:geomean"]["4"] = None  # night 4: nothing reported (the track did not run)
+    # 3: torch.compile added; 4 did not run; 5: torch.compile gone again; 6: back
+    assert measurement_changed_at(runs, baselines, None) == ["3", "5", "6"]
+    flags = {"1": 1.0, "2": 1.0, "3": None, "4": 0.0, "5": 0.0, "6": 1.0}
+    assert measurement_changed_at(runs, {}, flags) == ["4", "6"]
+    assert measurement_changed_at(runs, {}, None) == []
