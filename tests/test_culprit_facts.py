@@ -354,3 +354,15 @@ def test_a_renamed_baseline_column_is_a_baseline_change(tmp_path):
     facts = repo_fact_changes(path, shas[0], shas[-1], "h100", "sum")
     assert [(f.kind, f.old, f.new) for f in facts] == [("baseline_impl", "torch_sum", "torch_sum_fp32")]
     assert repo_fact_changes(path, shas[0], shas[-1], "h100", "softmax") == []
+
+
+def test_tritonbench_arguments_other_than_inputs_and_timer(tmp_path):
+    """A kernel's --baseline argument is what its speedups divide (a baseline change); any other
+    argument changes what runs (its inputs): both are facts of that kernel only."""
+    path, shas = _repo(tmp_path, _files({**MAPPINGS, "sum": {**MAPPINGS.get("sum", {}), "baseline": "liger"}}),
+                       _files({**MAPPINGS, "sum": {**MAPPINGS.get("sum", {}), "baseline": "liger", "non_square": ""}}))
+    first = repo_fact_changes(path, shas[1], shas[2], "h100", "sum")
+    assert [(f.kind, f.new) for f in first] == [("baseline_impl", "'liger'")]
+    second = repo_fact_changes(path, shas[2], shas[3], "h100", "sum")
+    assert [f.kind for f in second] == ["bench_args"] and "non_square" in second[0].detail
+    assert repo_fact_changes(path, shas[0], shas[-1], "h100", "softmax") == []

@@ -126,7 +126,13 @@ def _run_py_facts(old: str | None, new: str | None, kernel: str) -> list[FactCha
             kind="num_inputs", detail=f"{RUN_PY}: {kernel} num_inputs {old_n} -> {new_n} (different input shapes)",
             suggests="method_change", path=RUN_PY, old=old_n, new=new_n, kernels=(kernel,),
         ))
-    other = sorted(k for k in set(a) | set(b) if k not in ("remove_flags", "num_inputs") and a.get(k) != b.get(k))
+    if a.get("baseline") != b.get("baseline"):  # tritonbench's --baseline: what every speedup divides
+        out.append(FactChange(
+            kind="baseline_impl", detail=f"{RUN_PY}: {kernel} baseline {_arg(a, 'baseline')} -> {_arg(b, 'baseline')}",
+            suggests="method_change", path=RUN_PY, old=_arg(a, "baseline"), new=_arg(b, "baseline"), kernels=(kernel,),
+        ))
+    other = sorted(k for k in set(a) | set(b)
+                   if k not in ("remove_flags", "num_inputs", "baseline") and a.get(k) != b.get(k))
     same_target = _entry_target(before[kernel]) == _entry_target(after[kernel])
     if other or not same_target:
         what = ", ".join(f"{k} {_arg(a, k)} -> {_arg(b, k)}" for k in other) if other else (
