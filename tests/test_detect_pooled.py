@@ -70,6 +70,20 @@ def test_platforms_and_metrics_are_pooled_separately_and_known_moves_are_not_rep
     assert key not in again and len(again) == len(found) - 1
 
 
+def test_each_suite_of_a_platform_is_pooled_against_its_own_baseline():
+    """A pin moves the 10 kernels compared with one baseline; the platform's 12 kernels compared
+    with another (the linear-attention suite, FLA) stay put. Counted together the movers are a
+    minority of the platform; pooled by suite they are all of theirs, and the others stay quiet."""
+    moved = _platform(8, 10, 40, -0.045)
+    other = [SeriesData(SeriesKey("dashboard", "b200", f"la{i}", sd.key.metric), sd.points)
+             for i, sd in enumerate(_platform(9, 12, None, 0.0))]
+    assert pooled_moves(moved + other, NIGHTS, S) == {}
+    suite = {sd.key: "FLA" for sd in other}
+    found = pooled_moves(moved + other, NIGHTS, S, suite_of=suite)
+    assert len(found) >= 6 and not {k.kernel for k in found} & {sd.key.kernel for sd in other}
+    assert {m.first_bad.run_id for ms in found.values() for m in ms} == {"1040"}
+
+
 def test_a_step_in_the_last_two_nights_is_found_and_is_provisional():
     found = pooled_moves(_platform(6, 12, N - 2, -0.06), NIGHTS, S)
     ms = [m for v in found.values() for m in v]
@@ -117,7 +131,7 @@ def test_a_platform_wide_step_on_the_newest_nightly_is_reported_at_once_when_the
     one_kernel = FactChange("num_inputs", "k0 inputs 5 -> 3", "method_change", "benchmarks/run.py", "5", "3",
                             kernels=("k0",))
     plat = _platform(4, 12, N - 1, -0.08, scatter=0.02)
-    view = SimpleNamespace(trend=[None] * N)
+    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {})
     assert pooled_moves(plat, NIGHTS, S) == {}  # one night after: too early for the rule alone
     for facts, want in (((runner,), True), ((one_kernel,), False), ((), False)):
         stages = SimpleNamespace(dset=S, facts=lambda m, f=facts: f)

@@ -51,19 +51,24 @@ def pooled_moves(
     night_of: Mapping[str, int],
     s: DetectSettings,
     known: Mapping[SeriesKey, Sequence[Move]] | None = None,
+    suite_of: Mapping[SeriesKey, str | None] | None = None,
 ) -> dict[SeriesKey, list[Move]]:
     """Moves found only by the platform-wide rule, per series (none where ``known`` already
     has a move of that series within ``match_nights`` of the night).
 
     ``night_of`` maps a run_id to its index among the source's nightlies, so series that
-    skipped nights still line up.
+    skipped nights still line up. ``suite_of`` (the baseline a series is compared with, e.g.
+    FLA for the linear-attention suite) pools each suite of a platform on its own: a suite runs
+    in its own job against its own baseline, so a pin or harness change can move one suite
+    whole, and counted among every kernel of the platform it would be a minority.
     """
     if s.pooled_min_series <= 0:
         return {}
     known = known or {}
-    groups: dict[tuple[str, str], list[SeriesData]] = defaultdict(list)
+    suite_of = suite_of or {}
+    groups: dict[tuple[str, str, str | None], list[SeriesData]] = defaultdict(list)
     for sd in series:
-        groups[(sd.key.platform_short, sd.key.metric)].append(sd)
+        groups[(sd.key.platform_short, sd.key.metric, suite_of.get(sd.key))].append(sd)
     out: dict[SeriesKey, list[Move]] = {}
     for members in groups.values():
         if len(members) >= s.pooled_min_series:

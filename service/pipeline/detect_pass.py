@@ -46,7 +46,7 @@ from service.store.series_io import (
     series_progress,
     series_refs,
 )
-from service.store.tables import Alert
+from service.store.tables import Alert, Track
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,13 @@ class SourceView:
     by_track: dict[int, dict[str, SeriesRef]]
     kernels_by_platform: dict[str, set[str]]
     facts: TrackFacts | None = None
+    suite: dict[int, str | None] = field(default_factory=dict)  # track id -> the baseline it is compared with
     _values: dict[int, dict[str, float | None]] = field(default_factory=dict)
+
+    def suites(self, series: Sequence[SeriesData]) -> dict[Any, str | None]:
+        """Each series' suite (its track's baseline label), for the platform-wide rule."""
+        track_of = {r.key: r.track_id for r in self.refs}
+        return {sd.key: self.suite.get(track_of.get(sd.key, -1)) for sd in series}
 
     def value_at(self, series_id: int, run_id: str) -> float | None:
         """A series' value at one run (built once per series, then a dict lookup)."""
@@ -303,10 +309,11 @@ class SourceView:
         for r in refs:
             by_track[r.track_id][r.key.metric] = r
             kernels[r.key.platform_short].add(r.key.kernel)
+        suite = dict(session.execute(select(Track.id, Track.baseline_label).where(Track.source == source)).all())
         return cls(
             source, runs, trend, {r.pk: i for i, r in enumerate(trend)},
             {r.run_id: pk for pk, r in runs.items()}, refs, data, dict(by_track), dict(kernels),
-            TrackFacts(session, source, runs),
+            TrackFacts(session, source, runs), suite,
         )
 
 
@@ -395,7 +402,7 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
     headline = HEADLINE_OF[view.source]
     alertable = [view.data[r.series_id] for r in view.refs if r.key.metric == headline and r.series_id in view.data]
     known = {view.data[sid].key: ms for sid, ms in found.items()}
-    extra = pooled_moves(alertable, night_of, stages.dset, known)
+    extra = pooled_moves(alertable, night_of, stages.dset, known, view.suites(alertable))
     seen = {k: [*known.get(k, ()), *extra.get(k, ())] for k in {*known, *extra}}
     for key, more in _newest_night_moves(stages, view, alertable, night_of, seen).items():
         extra.setdefault(key, []).extend(more)
@@ -443,7 +450,7 @@ def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesDat
     quick = stages.dset.model_copy(update={"report_after_nights": 1})
     out: dict = {}
     explained: dict[tuple[str, str, str], bool] = {}
-    for key, ms in pooled_moves(series, night_of, quick, known).items():
+    for key, ms in pooled_moves(series, night_of, quick, known, view.suites(series)).items():
         for m in ms:
             if night_of.get(m.first_bad.run_id) != newest:
                 continue
