@@ -64,15 +64,16 @@ def test_a_step_needs_the_nights_after_it_that_any_step_needs():
     assert len(announced_moves(_series([1.4, 1.2, 1.2]), ["1001"], S, [], NIGHTS)) == 1
 
 
-def test_the_nights_where_the_published_measurement_changed():
-    runs = ["1", "2", "3", "4", "5", "6"]
-    baselines = {"baseline:torch:geomean": dict.fromkeys(runs, 1.0),
-                 "baseline:torch_compile:geomean": {"1": None, "2": None, "3": 1.1, "4": None, "5": None, "6": 1.1},
-                 "baseline:vllm:geomean": {"1": 1.2, "2": 1.2, "3": 1.2, "4": None, "5": 1.2, "6": 1.2}}
-    baselines["baseline:torch:geomean"]["4"] = None
-    baselines["baseline:vllm:geomean"]["4"] = None  # night 4: nothing reported (the track did not run)
-    # 3: torch.compile added; 4 did not run; 5: torch.compile gone again; 6: back
-    assert measurement_changed_at(runs, baselines, None) == ["3", "5", "6"]
-    flags = {"1": 1.0, "2": 1.0, "3": None, "4": 0.0, "5": 0.0, "6": 1.0}
-    assert measurement_changed_at(runs, {}, flags) == ["4", "6"]
+def test_the_nights_where_the_published_measurement_changed_and_stayed():
+    runs = [str(i) for i in range(1, 10)]
+    torch = dict.fromkeys(runs, 1.0)
+    compile_ = {r: (1.1 if int(r) >= 3 else None) for r in runs}
+    vllm = {r: (None if r == "6" else 1.2) for r in runs}  # one night it failed: a failure, not a new set
+    torch["5"] = compile_["5"] = vllm["5"] = None  # night 5: nothing reported (the track did not run)
+    baselines = {"baseline:torch:geomean": torch, "baseline:torch_compile:geomean": compile_,
+                 "baseline:vllm:geomean": vllm}
+    assert measurement_changed_at(runs, baselines, None) == ["3"]  # torch.compile added, and it stayed
+    flags = {"1": 1.0, "2": 1.0, "3": None, "4": 0.0, "5": 0.0, "6": 1.0, "7": 0.0, "8": 0.0, "9": 0.0}
+    assert measurement_changed_at(runs, {}, flags) == ["4"]  # 6 flipped for one night only
     assert measurement_changed_at(runs, {}, None) == []
+    assert measurement_changed_at(runs[:3], baselines, None) == []  # one night of the new set: not yet

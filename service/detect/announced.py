@@ -53,19 +53,32 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
 
 
 def measurement_changed_at(runs: Sequence[str], baselines: Mapping[str, Mapping[str, float | None]],
-                           cudagraph: Mapping[str, float | None] | None) -> list[str]:
+                           cudagraph: Mapping[str, float | None] | None, hold: int = 2) -> list[str]:
     """The runs (of ``runs``, in order) at which the set of baselines reporting a value, or the
-    cudagraph flag, differs from the last run the track ran. A night it did not run (nothing
-    reported) changes nothing."""
-    out: list[str] = []
-    last_names: frozenset[str] = frozenset()
-    last_cg: float | None = None
+    cudagraph flag, differs from the last run the track ran and stays so for ``hold`` runs of it.
+    A night it did not run (nothing reported) changes nothing, and a baseline missing for a
+    night (it failed) and back the next is a failure, not a new set."""
+    seen: list[tuple[str, frozenset[str], bool | None]] = []
     for run in runs:
         names = frozenset(m for m, vals in baselines.items() if vals.get(run) is not None)
         cg = cudagraph.get(run) if cudagraph is not None else None
-        if (names and last_names and names != last_names) or (
-                cg is not None and last_cg is not None and bool(cg) != bool(last_cg)):
+        if names or cg is not None:
+            seen.append((run, names, None if cg is None else bool(cg)))
+    out: list[str] = []
+    if not seen:
+        return out
+    names_now, cg_now = seen[0][1], seen[0][2]  # what held last
+    for i in range(1, len(seen)):
+        run, names, cg = seen[i]
+        after = seen[i:i + hold]
+        if len(after) < hold:
+            break
+        new_set = bool(names) and bool(names_now) and names != names_now and all(a[1] == names for a in after)
+        new_flag = cg is not None and cg_now is not None and cg != cg_now and all(a[2] == cg for a in after)
+        if new_set or new_flag:
             out.append(run)
-        last_names = names or last_names
-        last_cg = cg if cg is not None else last_cg
+        if new_set or not names_now:
+            names_now = names or names_now
+        if new_flag or cg_now is None:
+            cg_now = cg if cg is not None else cg_now
     return out
