@@ -30,8 +30,8 @@ from service.records import Classification, Evidence, FactChange, Move, RankedCo
 _CHANGE_FACTS = {
     "hardware": ("runner_label", "toolchain"),
     "method_change": ("cudagraph_flag", "pretuned_cudagraph", "num_inputs", "linattn_shapes", "kernel_dropped",
-                      "kernel_added", "bench_args", "baseline_impl", "baseline_pin", "pretuned_baseline", "autotune", "latency_mode",
-                      "pretuned_timer"),
+                      "kernel_added", "bench_args", "baseline_impl", "baseline_pin", "pretuned_baseline", "autotune",
+                      "latency_mode", "pretuned_timer"),
 }
 
 

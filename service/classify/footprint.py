@@ -24,7 +24,7 @@ KERNEL_METHOD_FACTS = frozenset({
 # the mechanism (the `kind` under method_change) each kernel fact names; a kernel fact not
 # listed here changes the kernel's inputs: "shapes"
 FACT_MECHANISM = {"cudagraph_flag": "cudagraph", "pretuned_cudagraph": "cudagraph",
-                  "pretuned_baseline": "baseline", "baseline_impl": "baseline", "baseline_pin": "baseline"}
+                  "pretuned_baseline": "baseline", "baseline_impl": "baseline"}
 # facts about how every kernel of the platform is measured
 GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
 # observation values that name a way the measurement changed (as opposed to timers disagreeing)

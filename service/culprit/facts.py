@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import yaml
 
 from service.culprit import git
+from service.culprit import harness_facts as hf
 from service.culprit.rules import PlatformRule, SliceRules, load_rules
 from service.errors import BenchwatchError
 from service.records import FactChange
@@ -63,17 +64,11 @@ def kernel_mappings(source: str) -> dict[str, Any] | None:
 
     Entries that are not literals are skipped one by one rather than losing the whole table.
     """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = hf.parse_module(source)
+    if tree is None:
         return None
-    for node in tree.body:
-        target = value = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign):
-            target, value = node.target, node.value
-        if not (isinstance(target, ast.Name) and target.id == "KERNEL_MAPPINGS"):
+    for name, value in hf.top_level_assignments(tree):
+        if name != "KERNEL_MAPPINGS":
             continue
         if not isinstance(value, ast.Dict):
             return None
@@ -161,10 +156,8 @@ def _metric_mapping_facts(old: str, new: str, kernel: str) -> list[FactChange]:
     """``KERNEL_METRIC_MAPPINGS[kernel]`` names the tritonbench columns each dashboard metric is
     read from: the one mapped to "baseline" is the implementation every speedup divides, and the
     one mapped to "helion_speedup" is the Helion variant measured. Either renamed is a method change."""
-    from service.culprit.harness_facts import module_literals
-
-    a = (module_literals(old).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
-    b = (module_literals(new).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    a = (hf.module_literals(old).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    b = (hf.module_literals(new).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
     if not isinstance(a, dict) or not isinstance(b, dict):
         return []
 
@@ -518,8 +511,6 @@ def _fact_changes(
     repo: Path, lg: str, fb: str, platform_short: str, kernel: str, rules: SliceRules | None,
     source: str = "dashboard", changed: frozenset[str] | None = None,
 ) -> list[FactChange]:
-    from service.culprit import harness_facts as hf
-
     try:
         rules = rules or load_rules()
     except BenchwatchError:

@@ -9,7 +9,7 @@ missing or unreadable at either end yields no fact.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -25,26 +25,41 @@ PRETUNED_DIR = "pretuned_kernels"
 Show = Callable[[str, str], "str | None"]  # (sha, path) -> text at that commit, or None
 
 
+@lru_cache(maxsize=8)
+def parse_module(source: str | None) -> ast.Module | None:
+    """A Python file's syntax tree, or None when it is missing or unparseable. Each reader of a
+    file (its literals, its functions, its kernel table) asks for the same text one after the
+    other, so a few trees cached parse every version once; callers only read."""
+    if source is None:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def top_level_assignments(tree: ast.Module) -> Iterator[tuple[str, ast.expr | None]]:
+    """``NAME = value`` and ``NAME: T = value`` at module level, in order (value None for a bare
+    annotation); each reader decides which of several assignments of a name it believes."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id, node.value
+
+
 @lru_cache(maxsize=256)
 def module_literals(source: str | None) -> dict[str, Any]:
     """Top-level ``NAME = <literal>`` assignments of a Python file (unparseable values skipped).
     Cached by the file's text (both ends of many windows are the same file); callers only read."""
-    if source is None:
-        return {}
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse_module(source)
+    if tree is None:
         return {}
     out: dict[str, Any] = {}
-    for node in tree.body:
-        target = value = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        if isinstance(target, ast.Name) and value is not None:
+    for name, value in top_level_assignments(tree):
+        if value is not None:
             try:
-                out[target.id] = ast.literal_eval(value)
+                out[name] = ast.literal_eval(value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
     return out
@@ -52,11 +67,8 @@ def module_literals(source: str | None) -> dict[str, Any]:
 
 def _functions(source: str | None) -> dict[str, str] | None:
     """Top-level function name -> its normalised source (ast dump: comments and layout ignored)."""
-    if source is None:
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = parse_module(source)
+    if tree is None:
         return None
     return {
         n.name: ast.dump(n, include_attributes=False)
@@ -93,15 +105,11 @@ def _tpu_table(source: str | None) -> tuple[dict[str, str], dict[str, frozenset[
     """run_tpu.py's ``KERNEL_MAPPINGS`` as parsed code, not literals (its entries name the shape
     and baseline functions): per kernel its entry (normalised), the module-level functions it
     names, and every top-level function's body (normalised). None when absent or unparseable."""
-    functions = _functions(source)
-    if functions is None:
+    tree, functions = parse_module(source), _functions(source)
+    if tree is None or functions is None:
         return None
-    tree = ast.parse(source or "")
-    for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
-            node.target if isinstance(node, ast.AnnAssign) else None)
-        value = getattr(node, "value", None)
-        if not (isinstance(target, ast.Name) and target.id == "KERNEL_MAPPINGS" and isinstance(value, ast.Dict)):
+    for name, value in top_level_assignments(tree):
+        if name != "KERNEL_MAPPINGS" or not isinstance(value, ast.Dict):
             continue
         entries: dict[str, str] = {}
         names: dict[str, frozenset[str]] = {}

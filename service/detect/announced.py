@@ -33,6 +33,7 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
     index = {p.run_id: j for j, p in enumerate(pts)}
     taken = [night_of[r.run_id] for m in known for r in (m.first_bad, m.end) if r is not None and r.run_id in night_of]
     w = s.pooled_window
+    v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
     out: list[Move] = []
     for run_id in sorted(set(at_runs), key=lambda r: index.get(r, -1)):
         j = index.get(run_id)
@@ -40,7 +41,6 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
             continue
         if any(abs(night_of[run_id] - t) <= s.match_nights for t in taken):
             continue
-        v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
         sigma = max(noise_sigma(v[:j]) if j >= 3 else 0.0, noise_sigma(v[j:]), s.pooled_noise_floor)
         before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:j + w]))
         nb, na = min(j, w), min(len(pts) - j, w)

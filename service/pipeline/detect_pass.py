@@ -250,6 +250,7 @@ class SourceView:
     facts: TrackFacts | None = None
     suite: dict[int, str | None] = field(default_factory=dict)  # track id -> the baseline it is compared with
     _values: dict[int, dict[str, float | None]] = field(default_factory=dict)
+    _changed_at: dict[int, list[str]] = field(default_factory=dict)
 
     def suites(self, series: Sequence[SeriesData]) -> dict[Any, str | None]:
         """Each series' suite (its track's baseline label), for the platform-wide rule."""
@@ -282,7 +283,13 @@ class SourceView:
         ))
 
     def measurement_changed_at(self, track_id: int) -> list[str]:
-        """Trend runs at which the track's published measurement changed (`detect.announced`)."""
+        """Trend runs at which the track's published measurement changed (`detect.announced`);
+        worked out once per track, which every series of the track asks about."""
+        if track_id not in self._changed_at:
+            self._changed_at[track_id] = self._measurement_changed_at(track_id)
+        return self._changed_at[track_id]
+
+    def _measurement_changed_at(self, track_id: int) -> list[str]:
         from service.detect.announced import measurement_changed_at
 
         metrics = self.by_track.get(track_id, {})
@@ -384,9 +391,8 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
     the platform-wide rule finds (`detect.pooled`); crowd-alerting metrics keep only their
     crowd's moves (`_crowd_only`) but in the series ``asked`` about. The nightly pass and
     `investigate` both call this, so they never disagree about a move."""
-    from service.detect.pooled import pooled_moves
-
     from service.detect.announced import announced_moves
+    from service.detect.pooled import pooled_moves
 
     night_of = {r.run_id: i for i, r in enumerate(view.trend)}
     track_of = {r.series_id: r.track_id for r in view.refs}
