@@ -224,3 +224,51 @@ def test_investigate_says_what_detect_stored_about_the_same_move(loaded, world):
         assert (got["cause"], got["kind"], got["first_bad"]["sha"]) == (a["cause"], a["kind"], a["first_bad"]["sha"])
         said = [(e["check"], e["verdict"], e["detail"]) for e in got["evidence"] if e["check"] != "persistence"]
         assert said == [(e["check"], e["verdict"], e["detail"]) for e in a["evidence"] if e["check"] != "persistence"]
+
+
+def _investigate_in_a_process(args: list[str]) -> tuple[dict, bool]:
+    """`investigate` as its own process (env as the test set it): its JSON answer, and whether
+    the change-point search (ruptures) was loaded to give it."""
+    import sys
+
+    code = ("import sys\nfrom service.cli.main import app\n"
+            f"try: app({['investigate', *args, '--format', 'json']!r})\nexcept SystemExit: pass\n"
+            "print('\\nLOADED', 'ruptures' in sys.modules, 'scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
+    body, loaded = out.rsplit("LOADED", 1)
+    return json.loads(body), loaded.split() != ["False", "False"]
+
+
+def _said(obj: dict) -> tuple:
+    return (obj["cause"], obj["kind"], obj["first_bad"]["sha"], obj["last_good"]["sha"],
+            (obj["culprit"] or {}).get("full_sha"), (obj["change_commit"] or {}).get("full_sha"),
+            [(e["check"], e["verdict"], e["detail"]) for e in obj["evidence"]])
+
+
+def test_investigate_reads_what_detect_stored_and_searches_only_data_detect_has_not_seen(
+        loaded, world, tmp_path, monkeypatch):
+    """Once detect has seen every nightly, investigate's moves are the ones it stored: no search
+    runs (ruptures and SciPy, ~0.6 s of a CLI call, are never loaded). A store holding the same
+    documents that detect never saw is searched, and says the same thing about every move."""
+    stored = [a for a in _alerts(loaded) if a["state"] != "retracted"
+              and a["metric"] in ("helion_speedup_geomean", "geomean") and a["cause"] != "noise"]
+    assert len(stored) >= 4
+    asks = [["--platform", a["platform_short"], "--kernel", a["kernel"], "--source", a["source"],
+             "--date", a["first_bad"]["date"][:10]] for a in stored]
+    read = []
+    for args in asks:
+        obj, searched = _investigate_in_a_process(args)
+        assert not searched
+        read.append(obj)
+    # the same documents in a store detect has never run on
+    monkeypatch.setenv("BENCHWATCH_DATABASE_URL", f"sqlite:///{tmp_path / 'undetected.db'}")
+    d, p = tmp_path / "d2.json", tmp_path / "p2.json"
+    d.write_bytes(world.dashboard_bytes(79))
+    p.write_bytes(world.pretuned_bytes(79))
+    assert loaded("ingest", "--dashboard", str(d), "--pretuned", str(p)).exit_code == 0
+    for args, before in zip(asks, read):
+        obj, searched = _investigate_in_a_process(args)
+        assert searched
+        assert _said(obj) == _said(before)
+        # the store keeps levels to 6 significant digits
+        assert obj["true_speedup"] == pytest.approx(before["true_speedup"], rel=1e-5)

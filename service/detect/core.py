@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures as rpt
 
 from service.detect.settings import DetectSettings
 from service.domain import MAD_TO_SIGMA
@@ -68,7 +67,17 @@ class Step:
 _COARSE_MIN_N = 256
 
 
+def _rpt():
+    """ruptures, imported on the first search: it loads SciPy (~0.6 s) for costs we never use,
+    and a process that only reads what detection already stored (`investigate` on a current
+    store) must not pay for it."""
+    import ruptures
+
+    return ruptures
+
+
 def _algo(s: DetectSettings, min_size: int):
+    rpt = _rpt()
     if s.method == "pelt" and s.cost in ("l2", "rbf"):
         # KernelCPD(linear) is exactly Pelt with the l2 cost, in C (jump=1: exact positions)
         return rpt.KernelCPD(kernel="linear" if s.cost == "l2" else "rbf", min_size=min_size)
@@ -80,7 +89,7 @@ def _algo(s: DetectSettings, min_size: int):
 def _predict(algo, y: np.ndarray, pen: float) -> list[int]:
     try:
         bkps = algo.fit(y).predict(pen=pen)
-    except rpt.exceptions.BadSegmentationParameters:
+    except _rpt().exceptions.BadSegmentationParameters:
         return []
     return [int(b) for b in bkps if 0 < int(b) < y.size]
 

@@ -25,12 +25,14 @@ from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
 from service.store.alerts_writer import (
+    GroupBook,
     GroupRecord,
     MoveRecord,
     alert_move,
     group_state,
     live_alerts,
     retire_empty_groups,
+    stored_moves,
     upsert_alert,
     upsert_group,
 )
@@ -542,11 +544,7 @@ def _detect_source(
     fresh = fresh_moves(stages, view, sorted(changed))
     moves: dict[int, list[Move]] = {}
     for sid, ref in ref_by_id.items():
-        previous = [
-            alert_move(a, ref.key, view.runs) for a in live_alerts(stored.get(sid, []))
-            if a.state != "retracted" and a.status != "resolved"
-            or (a.status == "resolved" and a.state != "retracted")
-        ]
+        previous = stored_moves(stored.get(sid, []), ref.key, view.runs)
         if sid in changed:
             moves[sid] = stages.reconcile(previous, fresh[sid])
         elif previous:
@@ -699,6 +697,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         by_move[_move_key(m)] = a
 
     groups = group_moves(members, part_of(stages, view))
+    book = GroupBook(session, view.source)
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id
     decided: dict[int, tuple[str, str, int]] = {}  # id(MoveGroup) -> (cause, kind, kernels)
@@ -719,7 +718,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
             rec = GroupRecord(view.source, fb_pk, gmoves[0].key.platform_short, cause, conf, evidence,
                               state, tuple(a.id for a in alert_rows), kind=kind, end_run_pk=end_pk,
                               part=group.part)
-        g, bumped = upsert_group(session, rec, now)
+        g, bumped = upsert_group(session, rec, now, book)
         stored_of[id(group)] = g.id
         summary.groups_bumped += bumped
     session.flush()

@@ -4,11 +4,13 @@ The same detect -> context -> classify steps as the nightly pass, run on demand 
 nowhere, so a person asking "why did rms_norm on b200 drop on the 14th?" gets the machine's
 full reasoning in a second. Only the series that can matter are loaded: every metric of the
 platform (siblings, breadth) and the headline metric of the other platforms (cross-platform
-breadth).
+breadth). Where the detect pass has already seen every nightly of those series, their moves
+are the ones it stored (the same search's answer, read); otherwise the search runs here.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -24,10 +26,10 @@ from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
 from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
-from service.store.alerts_writer import evidence_item
+from service.store.alerts_writer import evidence_item, stored_moves
 from service.store.db import Store
-from service.store.series_io import series_refs
-from service.store.tables import Track
+from service.store.series_io import detected_through, series_refs
+from service.store.tables import Alert, Track
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,17 @@ def _nearest(moves: list[Move], when: datetime, nights: int) -> tuple[Move | Non
     return near[0], near[1:]
 
 
+def _detected(session: Session, view: SourceView, series_ids: list[int]) -> dict[int, list[Move]]:
+    """The moves the detect pass stored for these series, when it has seen all their data: what
+    detection finds there now, read rather than searched again (no ruptures, no SciPy: a
+    second less), and by construction what the alerts on-call sees say."""
+    by_series: dict[int, list[Alert]] = defaultdict(list)
+    for a in session.scalars(select(Alert).where(Alert.series_id.in_(series_ids)).order_by(Alert.id)):
+        by_series[a.series_id].append(a)
+    key = {r.series_id: r.key for r in view.refs}
+    return {sid: stored_moves(by_series.get(sid, []), key[sid], view.runs) for sid in series_ids}
+
+
 def investigate(store: Store, settings: Settings, q: Question, repo: Path | None) -> list[dict]:
     """One explained object per kernel asked about: the move nearest the date on any of the
     kernel's metrics (or the one asked for), classified by the same event path as the nightly
@@ -157,8 +170,11 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         # what is alerted, and the metric asked about even where it is evidence only (compile time)
         asked = [r.series_id for r in refs if q.metric is not None and r.key.metric == q.metric
                  and r.key.platform_short == q.platform_short]
-        moves = fresh_moves(stages, view, [r.series_id for r in refs if _alertable(r.key.metric)] + asked,
-                            asked=asked)
+        alertable = [r.series_id for r in refs if _alertable(r.key.metric)]
+        if not asked and detected_through(session, alertable):
+            moves = _detected(session, view, alertable)
+        else:
+            moves = fresh_moves(stages, view, alertable + asked, asked=asked)
         # only the events that can hold the answer are explained: the nightlies near the date
         # (with a margin, so every group that reaches into the window forms as the nightly pass
         # forms it: a group spans one nightly either side of its anchor)

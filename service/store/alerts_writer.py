@@ -139,6 +139,12 @@ def alert_move(alert: Alert, key: SeriesKey, runs: dict[int, RunRow]) -> Move:
     )
 
 
+def stored_moves(alerts: Sequence[Alert], key: SeriesKey, runs: dict[int, RunRow]) -> list[Move]:
+    """The moves one series' stored alerts hold now: the newest of each reopen chain, resolved
+    ones included (the step is still in the data), retracted ones left out (history only)."""
+    return [alert_move(a, key, runs) for a in live_alerts(alerts) if a.state != MoveState.RETRACTED]
+
+
 def match_alert(
     alerts: Sequence[Alert], rec: MoveRecord, ordinal: dict[int, int], tolerance: int = 2
 ) -> Alert | None:
@@ -250,38 +256,91 @@ def group_state(states: Iterable[str]) -> str:
     return MoveState.CONFIRMED if MoveState.CONFIRMED in states else MoveState.PROVISIONAL
 
 
+class GroupBook:
+    """A source's stored groups and who is in them, read in two queries and kept current as
+    groups are upserted: a nightly regroup upserts every live group of the source (~80), and
+    the five lookups each made were a fifth of one nightly's detect pass."""
+
+    def __init__(self, session: Session, source: str) -> None:
+        self.session = session
+        self.groups: dict[int, AlertGroup] = {
+            g.id: g for g in session.scalars(select(AlertGroup).where(AlertGroup.source == source).order_by(AlertGroup.id))}
+        self.by_key: dict[tuple, AlertGroup] = {}
+        self.children: dict[int, set[int]] = {}
+        for g in self.groups.values():
+            self.by_key.setdefault(self._key(g), g)  # the oldest group of a key, as a lookup by key finds it
+            if g.parent_id is not None:
+                self.children.setdefault(g.parent_id, set()).add(g.id)
+        self.members: dict[int, set[int]] = {}
+        if self.groups:
+            for a in session.scalars(select(Alert).where(Alert.group_id.in_(list(self.groups)))):
+                if a.state != MoveState.RETRACTED:
+                    self.members.setdefault(a.group_id, set()).add(a.id)
+
+    @staticmethod
+    def _key(g: AlertGroup) -> tuple:
+        return (g.platform_short, g.part, g.first_bad_run_pk)
+
+    def find(self, rec: GroupRecord) -> AlertGroup | None:
+        """The group this record is: the one on its key, else the group its members (or member
+        groups) already sit in, if that is a group of the same platform and part."""
+        group = self.by_key.get((rec.platform_short, rec.part, rec.first_bad_pk))
+        if group is not None:
+            return group
+        if rec.alert_ids:
+            prior = [a.group_id for a in (self.session.get(Alert, i) for i in rec.alert_ids)
+                     if a is not None and a.group_id is not None]
+        else:
+            prior = [g.parent_id for g in (self.groups.get(i) for i in rec.child_ids)
+                     if g is not None and g.parent_id is not None]
+        cand = self.groups.get(min(prior)) if prior else None
+        if cand is not None and (cand.platform_short, cand.part) == (rec.platform_short, rec.part):
+            return cand
+        return None
+
+    def add(self, group: AlertGroup) -> None:
+        self.groups[group.id] = group
+        self.by_key.setdefault(self._key(group), group)
+
+    def moved(self, group: AlertGroup, old_key: tuple) -> None:
+        """The group now stands on another first-bad run: found there from now on."""
+        if self.by_key.get(old_key) is group:
+            del self.by_key[old_key]
+        self.by_key.setdefault(self._key(group), group)
+
+    def seat(self, group: AlertGroup, alert_ids: Sequence[int], child_ids: Sequence[int]) -> bool:
+        """Put these alerts (or member groups) in ``group``; True when its membership changed."""
+        changed = self.members.get(group.id, set()) != set(alert_ids) or \
+            self.children.get(group.id, set()) != set(child_ids)
+        for i in alert_ids:
+            a = self.session.get(Alert, i)
+            if a is not None and a.group_id != group.id:
+                if a.group_id is not None and a.state != MoveState.RETRACTED:
+                    self.members.get(a.group_id, set()).discard(a.id)
+                a.group_id = group.id
+                if a.state != MoveState.RETRACTED:
+                    self.members.setdefault(group.id, set()).add(a.id)
+        for i in child_ids:
+            g = self.groups.get(i) or self.session.get(AlertGroup, i)
+            if g is not None and g.parent_id != group.id:
+                if g.parent_id is not None:
+                    self.children.get(g.parent_id, set()).discard(g.id)
+                g.parent_id = group.id
+                self.children.setdefault(group.id, set()).add(g.id)
+        return changed
+
+
 def upsert_group(
-    session: Session, rec: GroupRecord, now: datetime
+    session: Session, rec: GroupRecord, now: datetime, book: GroupBook | None = None
 ) -> tuple[AlertGroup, bool]:
     """Create or update a group; True when its revision was bumped.
 
     A group whose members all shifted their first-bad run by a night is the same group: it is
     found through its members and moved to the new run, so its Slack message is edited, not
-    duplicated.
+    duplicated. ``book``: the source's groups read once for a whole regroup (else read here).
     """
-    key = (rec.source, rec.first_bad_pk, rec.platform_short, rec.part)
-    q = select(AlertGroup).where(AlertGroup.source == rec.source, AlertGroup.part == rec.part)
-    q = q.where(
-        AlertGroup.platform_short.is_(None)
-        if rec.platform_short is None
-        else AlertGroup.platform_short == rec.platform_short
-    )
-    group = session.scalar(q.where(AlertGroup.first_bad_run_pk == rec.first_bad_pk))
-    if group is None:
-        if rec.alert_ids:
-            prior = session.scalars(
-                select(Alert.group_id).where(Alert.id.in_(rec.alert_ids), Alert.group_id.is_not(None))
-            ).all()
-        else:
-            prior = session.scalars(
-                select(AlertGroup.parent_id).where(
-                    AlertGroup.id.in_(rec.child_ids), AlertGroup.parent_id.is_not(None)
-                )
-            ).all() if rec.child_ids else []
-        if prior:
-            cand = session.get(AlertGroup, min(prior))
-            if cand is not None and (cand.source, cand.platform_short, cand.part) == (key[0], *key[2:]):
-                group = cand
+    book = book or GroupBook(session, rec.source)
+    group = book.find(rec)
     evidence = list(rec.evidence)
     if group is None:
         group = AlertGroup(
@@ -292,6 +351,7 @@ def upsert_group(
         )
         session.add(group)
         session.flush()
+        book.add(group)
         bumped = True
     else:
         visible = (group.cause, group.cause_kind, group.state, group.first_bad_run_pk, group.end_run_pk) != (
@@ -299,25 +359,17 @@ def upsert_group(
         )
         quiet = (group.confidence, group.evidence) != (_r(rec.confidence, 4), evidence)
         if visible or quiet:
+            old_key = book._key(group)
             group.cause, group.state, group.cause_kind = rec.cause, rec.state, rec.kind
             group.first_bad_run_pk, group.end_run_pk = rec.first_bad_pk, rec.end_run_pk
             group.confidence, group.evidence = _r(rec.confidence, 4), evidence
             group.updated_at = naive(now)
+            book.moved(group, old_key)
         if visible:
             group.revision += 1
         bumped = visible
     # retracted members keep their group_id (history) but are no longer members
-    old_alerts = set(session.scalars(
-        select(Alert.id).where(Alert.group_id == group.id, Alert.state != MoveState.RETRACTED)
-    ))
-    old_children = set(session.scalars(select(AlertGroup.id).where(AlertGroup.parent_id == group.id)))
-    membership = (old_alerts != set(rec.alert_ids)) or (old_children != set(rec.child_ids))
-    for a in session.scalars(select(Alert).where(Alert.id.in_(rec.alert_ids))) if rec.alert_ids else ():
-        if a.group_id != group.id:
-            a.group_id = group.id
-    for g in session.scalars(select(AlertGroup).where(AlertGroup.id.in_(rec.child_ids))) if rec.child_ids else ():
-        if g.parent_id != group.id:
-            g.parent_id = group.id
+    membership = book.seat(group, rec.alert_ids, rec.child_ids)
     if membership and not bumped:
         group.revision += 1
         group.updated_at = naive(now)
@@ -346,6 +398,6 @@ def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetim
 
 
 __all__ = [
-    "MoveRecord", "AlertOutcome", "GroupRecord", "upsert_alert", "upsert_group", "match_alert",
+    "MoveRecord", "AlertOutcome", "GroupRecord", "GroupBook", "upsert_alert", "upsert_group", "match_alert",
     "stored_alerts", "live_alerts", "alert_move", "retire_empty_groups", "group_state", "aware",
 ]

@@ -230,13 +230,7 @@ class SeriesProgress:
 
 def series_progress(session: Session, source: str | None = None) -> list[SeriesProgress]:
     """Trend-point counts per series next to what DetectState says the last pass saw."""
-    q = (
-        select(Point.series_id, func.count(), func.max(Point.run_pk))
-        .join(Run, Run.id == Point.run_pk)
-        .where(Run.is_trend)
-        .group_by(Point.series_id)
-    )
-    counts = {sid: (int(n), last) for sid, n, last in session.execute(q)}
+    counts = _trend_counts(session)
     seen = {
         sid: n for sid, n in session.execute(select(DetectState.series_id, DetectState.points_seen))
     }
@@ -245,6 +239,32 @@ def series_progress(session: Session, source: str | None = None) -> list[SeriesP
         n, last = counts.get(ref.series_id, (0, None))
         out.append(SeriesProgress(ref, n, last, seen.get(ref.series_id)))
     return out
+
+
+def _trend_counts(session: Session, series_ids: Sequence[int] | None = None) -> dict[int, tuple[int, int | None]]:
+    """series id -> (trend points stored, newest trend run pk with a point)."""
+    q = (
+        select(Point.series_id, func.count(), func.max(Point.run_pk))
+        .join(Run, Run.id == Point.run_pk)
+        .where(Run.is_trend)
+        .group_by(Point.series_id)
+    )
+    if series_ids is not None:
+        q = q.where(Point.series_id.in_(list(series_ids)))
+    return {sid: (int(n), last) for sid, n, last in session.execute(q)}
+
+
+def detected_through(session: Session, series_ids: Sequence[int]) -> bool:
+    """Has the last detect pass seen every trend point of these series? Then their stored
+    alerts are what detection finds in them now (`investigate` reads those instead of searching
+    again: the same answer, without loading the search)."""
+    ids = list(series_ids)
+    if not ids:
+        return False
+    counts = _trend_counts(session, ids)
+    seen = dict(session.execute(
+        select(DetectState.series_id, DetectState.points_seen).where(DetectState.series_id.in_(ids))).all())
+    return all(sid in seen and seen[sid] == counts.get(sid, (0, None))[0] for sid in ids)
 
 
 def series_with_new_points(session: Session, source: str | None = None) -> list[SeriesProgress]:
