@@ -307,6 +307,9 @@ def main() -> int:
                     help="the second, held-out blind set (tests/blind_worlds_b), written later by another helper")
     ap.add_argument("--blind-c-seeds", default="21,22,23",
                     help="the third blind set (tests/blind_worlds_c), written blind by a later helper: fresh data")
+    ap.add_argument("--blind-d-seeds", default="31,32,33",
+                    help="the fourth blind set (tests/blind_worlds_d), written blind by a helper in the "
+                         "session it is first measured in, windows ending Feb, May and Aug 2026: the newest data")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
@@ -344,6 +347,14 @@ def main() -> int:
                 w = build_world_c(seed, work / f"blindc-{seed}")
                 runs.append(evaluate(f"fresh-{seed}", w, work, max(20, len(w.nights) - args.replay)))
                 _progress(runs[-1])
+        d_seeds = [int(s) for s in args.blind_d_seeds.split(",") if s]
+        if d_seeds:
+            from tests.blind_worlds_d import build_world as build_world_d
+
+            for seed in d_seeds:
+                w = build_world_d(seed, work / f"blindd-{seed}")
+                runs.append(evaluate(f"newest-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+                _progress(runs[-1])
     return _write(runs, args.results)
 
 
@@ -351,7 +362,7 @@ def _write(runs: list[dict], results: Path) -> int:
     """The table over every group of worlds (pooled per group and monitor), printed and saved."""
     rows = []
     summary = {}
-    for group in ("ours", "blind", "heldout", "fresh"):
+    for group in ("ours", "blind", "heldout", "fresh", "newest"):
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
             continue
