@@ -174,7 +174,8 @@ class FactChange:
     "num_inputs", "kernel_dropped"/"kernel_added" (a platform's `kernels*` default list),
     "runner_label" (a workflow's runs-on/runner changed), "toolchain" (CUDA/ROCm image or
     runtime of this platform), "baseline_pin" (torch/triton/tritonbench pins: the baselines),
-    "autotune" (``HELION_AUTOTUNE_*`` settings), "linattn_shapes", "latency_mode", "bench_args" (a
+    "autotune" (``HELION_AUTOTUNE_*`` settings), "linattn_shapes", "latency_mode", "bench_command"
+    (the run.py invocations of a benchmark workflow and what they measure), "bench_args" (a
     kernel's other benchmark arguments or the Helion variant it measures), "baseline_impl" (the
     implementation a kernel's speedups divide: run.py's metric mapping, run_tpu.py's baseline),
     "pretuned_baseline", "pretuned_cudagraph", "pretuned_timer", "pretuned_config".

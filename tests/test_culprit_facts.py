@@ -366,3 +366,16 @@ def test_tritonbench_arguments_other_than_inputs_and_timer(tmp_path):
     second = repo_fact_changes(path, shas[2], shas[3], "h100", "sum")
     assert [f.kind for f in second] == ["bench_args"] and "non_square" in second[0].detail
     assert repo_fact_changes(path, shas[0], shas[-1], "h100", "softmax") == []
+
+
+def test_bench_invocations_reads_each_run_py_call_of_a_step():
+    from service.culprit.facts import bench_invocations
+
+    step = ("python benchmarks/run.py --list-kernels-for-benchmark-ci\n"
+            "${{ inputs.env-vars }} python benchmarks/run.py \\\n    --op $kernel \\\n"
+            "    --metrics speedup,accuracy --num-inputs=20 \\\n    --helion-backend \"${{ inputs.backend }}\" \\\n"
+            "    --atol 1e-2 --cudagraph\n"
+            "echo done\npython3 benchmarks/run.py --only helion,triton\n")
+    assert bench_invocations(step) == ["run.py --metrics speedup,accuracy --num-inputs 20",
+                                       "run.py --only helion,triton"]
+    assert bench_invocations("python -m benchmarks.run_linattn --shapes all") == []

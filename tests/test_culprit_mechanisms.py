@@ -58,6 +58,31 @@ def test_autotune_cap_in_the_benchmark_workflow_is_a_method_fact(helion_clone):
     assert facts and facts[0].suggests == "method_change" and "HELION_AUTOTUNE" in (facts[0].new or "")
 
 
+def test_autotune_seed_set_inside_the_nightlys_env_string_is_a_method_fact(helion_clone):
+    """27b93292 sets HELION_AUTOTUNE_RANDOM_SEED in benchmark_nightly.yml's `env_vars` string (no
+    YAML key holds it); 863a7cbf's HELION_AUTOTUNE_LOG_DETAILS is logging, and 70ec581a's AOT cache
+    belongs to the linear-attention step alone: neither is a setting of every kernel."""
+    lg, fb = _around(helion_clone, "27b93292")
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", "softmax") if f.kind == "autotune"]
+    assert [f.new for f in facts] == ["HELION_AUTOTUNE_RANDOM_SEED=123456"]
+    assert facts[0].path.endswith("benchmark_nightly.yml") and facts[0].suggests == "method_change"
+    for sha in ("863a7cbf", "70ec581a"):
+        lg, fb = _around(helion_clone, sha)
+        assert "autotune" not in _kinds(repo_fact_changes(helion_clone, lg, fb, "h100", "softmax")), sha
+
+
+def test_running_each_kernel_once_instead_of_twice_is_a_change_of_the_benchmark_command(helion_clone):
+    """ea484a38 dropped the unrecorded autotune pass: no flag changed, the invocations did. Adding
+    a workflow input's value (a0fae23b's --helion-backend) or tolerances changes nothing measured."""
+    lg, fb = _around(helion_clone, "ea484a38")
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "b200", "softmax") if f.kind == "bench_command"]
+    assert len(facts) == 1 and facts[0].suggests == "method_change" and facts[0].new == "(none)"
+    assert "--only-match-mode prefix-with-baseline" in facts[0].old
+    for sha in ("a0fae23b", "944e7a87", "d93889bf"):  # backend input, --atol/--rtol, a timer flag only
+        lg, fb = _around(helion_clone, sha)
+        assert "bench_command" not in _kinds(repo_fact_changes(helion_clone, lg, fb, "b200", "softmax")), sha
+
+
 def test_torch_pin_is_a_baseline_change(helion_clone):
     lg, fb = _around(helion_clone, "e35ec3bd")
     facts = repo_fact_changes(helion_clone, lg, fb, "h100", "softmax")

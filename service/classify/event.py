@@ -31,7 +31,7 @@ _CHANGE_FACTS = {
     "hardware": ("runner_label", "toolchain"),
     "method_change": ("cudagraph_flag", "pretuned_cudagraph", "num_inputs", "linattn_shapes", "kernel_dropped",
                       "kernel_added", "bench_args", "baseline_impl", "baseline_pin", "pretuned_baseline", "autotune",
-                      "latency_mode", "pretuned_timer"),
+                      "latency_mode", "bench_command", "pretuned_timer"),
 }
 
 

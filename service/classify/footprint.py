@@ -26,7 +26,7 @@ KERNEL_METHOD_FACTS = frozenset({
 FACT_MECHANISM = {"cudagraph_flag": "cudagraph", "pretuned_cudagraph": "cudagraph",
                   "pretuned_baseline": "baseline", "baseline_impl": "baseline"}
 # facts about how every kernel of the platform is measured
-GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "pretuned_timer"})
+GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "bench_command", "pretuned_timer"})
 # observation values that name a way the measurement changed (as opposed to timers disagreeing)
 METHOD_MECHANISMS = frozenset({
     ("kernel_method", "all"), ("kernel_method", "some"), ("global_method", "present"),

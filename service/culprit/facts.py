@@ -321,8 +321,45 @@ _BASELINE_PIN = re.compile(r"\b(?:torch|pytorch|pytorch-triton|triton)\s*(?:==|>
 _RUNTIME_PIN = re.compile(r"\b(?:jax|jaxlib|libtpu|libtpu-nightly|torch_xla|torch-xla)\s*(?:==|>=|<=|~=)\s*[\w.*+-]+")
 _BASELINE_KEYS = ("torch-version", "pytorch-version", "triton-version")
 _TIMER_FLAG = re.compile(r"--latency-measure-mode[= ]+[\w-]+|--cudagraph\b|--measure-compile-time\b")
-# autotune knobs that change which config Helion runs (the log level does not)
-_AUTOTUNE_IGNORED = ("HELION_AUTOTUNE_LOG_LEVEL",)
+
+
+def _tunes(name: str) -> bool:
+    """An autotune knob that changes which config Helion runs: not the log ones
+    (HELION_AUTOTUNE_LOG_LEVEL, _LOG_DETAILS: 863a7cbf, 875b3acb)."""
+    return name.startswith("HELION_AUTOTUNE") and not name.startswith("HELION_AUTOTUNE_LOG")
+
+
+# the same knobs set inside a string: the nightly's `env_vars: 'HELION_AUTOTUNE_RANDOM_SEED=123456'`
+# (27b93292) or a command's env prefix, which no YAML key shows
+_AUTOTUNE_ASSIGN = re.compile(r"\b(HELION_AUTOTUNE_[A-Z0-9_]+)=([^\s'\",;()]+)")
+# One `python benchmarks/run.py` invocation of a workflow step: the options that decide what it
+# measures (which shapes, implementations, metrics and backend). The timer flags are their own
+# fact; output, listing and tolerance options change nothing measured.
+_RUN_PY_CALL = re.compile(r"python3?\s+benchmarks/run\.py\b((?:\\\n|[^\n])*)")
+_EXPR = "<input>"
+_MEASURING_OPTIONS = ("--metrics", "--input-sample-mode", "--num-inputs", "--only", "--only-match-mode",
+                      "--baseline", "--helion-backend")
+
+
+def bench_invocations(text: str) -> list[str]:
+    """Each run.py invocation in a workflow string, as the measuring options it passes (in a
+    fixed order, ``${{ }}`` expressions dropped). ea484a38 ran each kernel twice (autotune, then
+    a cached, recorded run) and then once: the set of invocations changed, no flag did."""
+    out = []
+    for m in _RUN_PY_CALL.finditer(text):
+        args = re.sub(r"[\"']?\$\{\{.*?\}\}[\"']?", f" {_EXPR} ", m.group(1).replace("\\\n", " ")).split()
+        if any(a.startswith("--list-") for a in args):
+            continue  # asks run.py which kernels/implementations to run: measures nothing
+        opts = []
+        for i, a in enumerate(args):
+            name, _, val = a.partition("=")
+            if name in _MEASURING_OPTIONS:
+                if not val and i + 1 < len(args) and not args[i + 1].startswith("--"):
+                    val = args[i + 1]
+                if val != _EXPR:  # a workflow input's value (a0fae23b's backend) is not in the file
+                    opts.append(f"{name} {val}".strip())
+        out.append("run.py " + " ".join(sorted(opts)))
+    return out
 
 
 @dataclass
@@ -339,6 +376,7 @@ class WorkflowSettings:
     pins: dict[str, set[str]] = field(default_factory=dict)
     tuning: dict[str, set[str]] = field(default_factory=dict)
     timers: dict[str, set[str]] = field(default_factory=dict)
+    commands: dict[str, set[str]] = field(default_factory=dict)  # run.py invocations (`bench_invocations`)
 
 
 def _add(table: dict[str, set[str]], path: str, value: str) -> None:
@@ -360,7 +398,9 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
             job_platform = next((p for p in by_len if jn.endswith(p)), None)
             for plat, key, value in _walk(job, job_platform):
                 mine = plat is None or plat == platform
-                if isinstance(key, str) and key.startswith("HELION_AUTOTUNE") and key not in _AUTOTUNE_IGNORED:
+                if isinstance(key, str) and key.startswith("HELION_AUTOTUNE"):
+                    if not _tunes(key):
+                        continue
                     text = _scalar(value)
                     if mine and text is not None:
                         _add(out.tuning, path, f"{key}={text}")
@@ -387,6 +427,14 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
                     continue
                 for m in _TIMER_FLAG.finditer(value):
                     _add(out.timers, path, " ".join(m.group(0).split()))
+                # a linear-attention step's own settings (70ec581a's AOT cache, gated to h100 in
+                # shell) are that suite's, not every kernel's of the platform: facts have no suite
+                for m in () if "run_linattn" in value else _AUTOTUNE_ASSIGN.finditer(value):
+                    if _tunes(m.group(1)):
+                        _add(out.tuning, path, f"{m.group(1)}={m.group(2)}")
+                calls = bench_invocations(value)
+                for n, call in enumerate(calls):  # two identical calls are two runs of each kernel
+                    _add(out.commands, path, call if n == 0 or call not in calls[:n] else f"{call} (again)")
                 for m in _BASELINE_PIN.finditer(value):
                     pin = m.group(0)
                     if plat == platform or _family_applies(pin, platform):
@@ -453,6 +501,7 @@ def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: Sli
         ("baseline_pin", "method_change", "baseline pins (torch/triton: the baselines)", "pins"),
         ("autotune", "method_change", "autotune settings", "tuning"),
         ("latency_mode", "method_change", "benchmark timer flags", "timers"),
+        ("bench_command", "method_change", "benchmark invocations", "commands"),
     )
     for kind, suggests, words, attr in specs:
         for path in common:
