@@ -12,6 +12,7 @@ both; a figure on our worlds alone is not evidence (they share the classifier's 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import tempfile
 import time
@@ -320,8 +321,6 @@ def main() -> int:
     if args.combine:
         runs = [r for f in args.combine for r in json.loads(f.read_text())["runs"]]
         return _write(runs, args.results)
-    from tests.blind_worlds import build_world
-
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -329,31 +328,15 @@ def main() -> int:
             w = our_world(seed, args.our_nightlies, work)
             runs.append(evaluate(f"ours-{seed}", w, work, max(20, len(w.nights) - args.replay)))
             _progress(runs[-1])
-        for seed in [int(s) for s in args.blind_seeds.split(",") if s]:
-            w = build_world(seed, work / f"blind-{seed}")
-            runs.append(evaluate(f"blind-{seed}", w, work, max(20, len(w.nights) - args.replay)))
-            _progress(runs[-1])
-        from tests.blind_worlds_b import build_world as build_world_b
-
-        for seed in [int(s) for s in args.blind_b_seeds.split(",") if s]:
-            w = build_world_b(seed, work / f"blindb-{seed}")
-            runs.append(evaluate(f"heldout-{seed}", w, work, max(20, len(w.nights) - args.replay)))
-            _progress(runs[-1])
-        c_seeds = [int(s) for s in args.blind_c_seeds.split(",") if s]
-        if c_seeds:
-            from tests.blind_worlds_c import build_world as build_world_c
-
-            for seed in c_seeds:
-                w = build_world_c(seed, work / f"blindc-{seed}")
-                runs.append(evaluate(f"fresh-{seed}", w, work, max(20, len(w.nights) - args.replay)))
-                _progress(runs[-1])
-        d_seeds = [int(s) for s in args.blind_d_seeds.split(",") if s]
-        if d_seeds:
-            from tests.blind_worlds_d import build_world as build_world_d
-
-            for seed in d_seeds:
-                w = build_world_d(seed, work / f"blindd-{seed}")
-                runs.append(evaluate(f"newest-{seed}", w, work, max(20, len(w.nights) - args.replay)))
+        # each blind set: its builder (imported only when asked for), seeds, group name, folder
+        sets = (("tests.blind_worlds", args.blind_seeds, "blind", "blind"),
+                ("tests.blind_worlds_b", args.blind_b_seeds, "heldout", "blindb"),
+                ("tests.blind_worlds_c", args.blind_c_seeds, "fresh", "blindc"),
+                ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"))
+        for module, seeds, group, folder in sets:
+            for seed in [int(s) for s in seeds.split(",") if s]:
+                w = importlib.import_module(module).build_world(seed, work / f"{folder}-{seed}")
+                runs.append(evaluate(f"{group}-{seed}", w, work, max(20, len(w.nights) - args.replay)))
                 _progress(runs[-1])
     return _write(runs, args.results)
 
