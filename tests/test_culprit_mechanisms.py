@@ -129,3 +129,24 @@ def test_the_change_commit_is_the_one_that_made_the_fact_not_any_harness_commit(
     fact = next(f for f in stages.facts(move) if f.kind == "cudagraph_flag")
     commit = stages.attribute(move, fact)
     assert commit is not None and commit.full_sha == _full(helion_clone, "0ac95a80")
+
+
+def test_a_linear_attention_harness_commit_is_the_change_only_for_that_suite(helion_clone):
+    """1f6ae317 ("Shard the linear-attention benchmark across parallel jobs") sits in the window of
+    a real jsd step on h100 (the 2026-07-25 nightly): it changed how the FLA suite is measured, so
+    it is the harness change commit for a linear-attention kernel of that window and not for jsd."""
+    lg, fb = _around(helion_clone, "1f6ae317", before=2, after=2)
+    when = datetime(2026, 7, 25, tzinfo=timezone.utc)
+
+    def move(kernel):
+        key = SeriesKey("dashboard", "h100", kernel, "helion_speedup_geomean")
+        return Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.8), 1.0, 0.8, -20.0,
+                    "regression", 20.0, "confirmed", 5, 0.01)
+
+    stages = Stages(load_settings(), helion_clone)
+    shard = _full(helion_clone, "1f6ae317")
+    assert shard in {c.full_sha for c in stages.window(move("jsd")).commits}
+    harness, _ = stages.change_commits(move("simple_gla"), "FLA")
+    assert harness is not None and harness.full_sha == shard
+    harness, _ = stages.change_commits(move("jsd"), None)
+    assert harness is None or harness.full_sha != shard

@@ -418,15 +418,32 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
     return round(score, 4), reasons
 
 
+def other_suites(commit: CommitInfo, suite: str | None, rules: SliceRules) -> bool:
+    """Does this harness commit belong to a suite the move is not in? It names that suite in its
+    subject, or every file it touches under the harness is that suite's own."""
+    subject = commit.subject.lower()
+    harness = [f for f in commit.files if any(f.startswith(h) for h in rules.harness.paths)]
+    for name, s in rules.suites.items():
+        if name == suite:
+            continue
+        if any(w in subject for w in s.words):
+            return True
+        if harness and all(any(f.startswith(p) for p in s.paths) for f in harness):
+            return True
+    return False
+
+
 def find_change_commit(
     window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None,
-    platform_short: str | None = None,
+    platform_short: str | None = None, suite: str | None = None,
 ) -> RankedCommit | None:
     """The window's commit that most likely changed the harness (method) or runner (hardware).
 
     ``platform_short`` scopes it: a commit whose subject speaks only of another platform
     ("Limit unstable MI350 input sweeps" for an H100 move) changed that platform's benchmark.
-    None when no commit reaches ``weights.change_threshold``. Ties: newest first.
+    ``suite`` (the move's track's baseline label) scopes a harness commit the same way to the
+    suites of `rules.suites` (`other_suites`). None when no commit reaches
+    ``weights.change_threshold``. Ties: newest first.
     """
     if kind not in ("harness", "runner"):
         raise ValueError(f"kind must be 'harness' or 'runner', not {kind!r}")
@@ -435,6 +452,8 @@ def find_change_commit(
     best: tuple[float, float, int, RankedCommit] | None = None
     for idx, c in enumerate(window.commits):
         if sl is not None and _other_device(c.subject, subject_tags(c.subject), sl):
+            continue
+        if kind == "harness" and other_suites(c, suite, rules):
             continue
         score, reasons = _change_score(c, kind, rules)
         if score < rules.weights.change_threshold:

@@ -89,6 +89,17 @@ class PathClass(_Model):
     _norm = field_validator("tags", "keywords", mode="before")(lambda v: _lower(v))
 
 
+class Suite(_Model):
+    """A benchmark suite of its own job (the linear-attention kernels against FLA): the harness
+    files only it runs and the words a commit's subject names it by. Such a commit changed how
+    that suite is measured, not every kernel of the platform."""
+
+    paths: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+
+    _norm = field_validator("words", mode="before")(lambda v: _lower(v))
+
+
 class Family(_Model):
     kernels: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
@@ -111,6 +122,8 @@ class SliceRules(_Model):
     runner: PathClass = PathClass()
     kernel_aliases: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     families: dict[str, Family] = Field(default_factory=dict)
+    # keyed by the suite's baseline label, which its tracks publish (`Track.baseline_label`)
+    suites: dict[str, Suite] = Field(default_factory=dict)
     # memo for derived lookups (file classes, other-slice sets); never part of the rules' value
     _memo: dict = PrivateAttr(default_factory=dict)
 

@@ -121,7 +121,7 @@ class Stages:
         self._attributed: dict[tuple, Any] = {}
         self._code: dict[tuple[str, str], int] = {}
         self._ranked: dict[tuple, tuple] = {}
-        self._changes: dict[tuple[str, str, str], tuple] = {}
+        self._changes: dict[tuple, tuple] = {}
 
     def detect(self, series: SeriesData) -> list[Move]:
         return list(self._detect(series, self.dset))
@@ -162,14 +162,15 @@ class Stages:
             self._ranked[k] = tuple(self._rank.rank_commits(w, move.key.platform_short, kernels, self.rules))
         return self._ranked[k]
 
-    def change_commits(self, move: Move):
-        """(harness, runner) change commits of the move's window, scoped to its platform."""
+    def change_commits(self, move: Move, suite: str | None = None):
+        """(harness, runner) change commits of the move's window, scoped to its platform and
+        (the harness one) to its suite."""
         p = move.key.platform_short
-        k = (move.last_good.full_sha, move.first_bad.full_sha, p)
+        k = (move.last_good.full_sha, move.first_bad.full_sha, p, suite)
         if k not in self._changes:
             w = self.window(move)
             self._changes[k] = (
-                self._rank.find_change_commit(w, "harness", self.rules, p),
+                self._rank.find_change_commit(w, "harness", self.rules, p, suite),
                 self._rank.find_change_commit(w, "runner", self.rules, p),
             )
         return self._changes[k]
@@ -253,6 +254,11 @@ class SourceView:
     suite: dict[int, str | None] = field(default_factory=dict)  # track id -> the baseline it is compared with
     _values: dict[int, dict[str, float | None]] = field(default_factory=dict)
     _changed_at: dict[int, list[str]] = field(default_factory=dict)
+
+    def suite_of(self, key) -> str | None:
+        """A series' suite: its track's baseline label."""
+        ref = next((r for r in self.refs if r.key == key), None)
+        return self.suite.get(ref.track_id) if ref is not None else None
 
     def suites(self, series: Sequence[SeriesData]) -> dict[Any, str | None]:
         """Each series' suite (its track's baseline label), for the platform-wide rule."""

@@ -147,7 +147,7 @@ class EventGatherer:
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
             window_problem=None if known else (window.problem if window is not None else None),
-            harness_commit=self.stages.change_commits(lead)[0] if known else None,
+            harness_commit=self.stages.change_commits(lead, self.view.suite_of(lead.key))[0] if known else None,
         )
         return ev, lead, ranked[:10]
 
@@ -164,7 +164,7 @@ class EventGatherer:
         if v.change_fact is not None:
             change = self.stages.attribute(lead, v.change_fact)
         elif v.cause == "method_change":
-            change = self.stages.change_commits(lead)[0]
+            change = self.stages.change_commits(lead, self.view.suite_of(lead.key))[0]
         own = {k.kernel: k.facts for k in ev.kernels}
         members: dict[tuple, Classification] = {}
         min_sig = self.stages.cset.min_significance
