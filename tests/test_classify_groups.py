@@ -83,9 +83,29 @@ def test_kernels_whose_stored_shapes_changed_across_the_step_are_split_off():
     same, more = ("s1", "s2"), ("s1", "s2", "s3")
     lists = {(i, 1): same for i in range(4)}
     lists.update({(0, 2): more, (1, 2): more, (2, 2): same, (3, 2): same})  # e (4): never stored
-    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes(lists))
-    stages = SimpleNamespace(facts=lambda m: ())
+    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes(lists), suite={})
+    stages = SimpleNamespace(facts=lambda m: (), rules=SimpleNamespace(suites={}))
     groups = group_moves(moves, part_of(stages, view))
     assert [(g.part, g.kernels) for g in groups] == [("", ("c", "d", "e")), ("own_method", ("a", "b"))]
     # `investigate` splits only the platform asked about
     assert [g.part for g in group_moves(moves, part_of(stages, view, "h100"))] == [""]
+
+
+def test_kernels_of_a_suite_with_its_own_job_are_their_own_event():
+    """Three tritonbench kernels and two linear-attention kernels (their tracks' baseline label
+    FLA, a suite of `config/slices.toml`) stepped on one nightly: two events, one per job; a
+    baseline label that names no configured suite stays with the platform's main suite."""
+    from types import SimpleNamespace
+
+    from service.culprit.rules import load_rules
+    from service.pipeline.events import part_of
+
+    moves = [move(kernel=k) for k in ("jsd", "sum", "softmax", "simple_gla", "full_gla")]
+    lg, fb = moves[0].last_good.run_id, moves[0].first_bad.run_id
+    refs = [SimpleNamespace(key=m.key, track_id=i) for i, m in enumerate(moves)]
+    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes({}),
+                           suite={0: None, 1: "liger", 2: None, 3: "FLA", 4: "FLA"})
+    stages = SimpleNamespace(facts=lambda m: (), rules=load_rules())
+    groups = group_moves(moves, part_of(stages, view))
+    assert sorted((g.part, g.kernels) for g in groups) == [
+        ("", ("jsd", "softmax", "sum")), ("suite FLA", ("full_gla", "simple_gla"))]

@@ -78,3 +78,12 @@ def test_edited_file_is_reread(tmp_path):
     st = p.stat()
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     assert load_rules(p).platform("h100").tags == ("triton", "hopper")
+
+
+def test_a_suite_name_that_cannot_be_a_group_part_is_refused():
+    from pydantic import ValidationError
+
+    from service.culprit.rules import SliceRules
+
+    with pytest.raises(ValidationError, match="suite names"):
+        SliceRules(platforms={"h100": {}}, suites={"a very long suite label": {}})

@@ -132,6 +132,15 @@ class SliceRules(_Model):
     def memo(self) -> dict:
         return self._memo
 
+    @field_validator("suites")
+    @classmethod
+    def _suite_names(cls, v: dict[str, Suite]) -> dict[str, Suite]:
+        # a suite's name goes into its events' group part ("own_method/suite NAME", 32 characters)
+        bad = [k for k in v if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", k)]
+        if bad:
+            raise ValueError(f"suite names are baseline labels of 1-15 letters, digits, '_', '.' or '-', not {bad[0]!r}")
+        return v
+
     @field_validator("platforms")
     @classmethod
     def _known_platforms(cls, v: dict[str, PlatformRule]) -> dict[str, PlatformRule]:

@@ -53,11 +53,11 @@ class EventGatherer:
         self.stages, self.view = stages, view
         self.headline = HEADLINE_OF[view.source]
         self.track_of: dict[tuple[str, str], int] = {}
-        self.heads_by_platform: dict[str, list[int]] = defaultdict(list)
+        self.heads_by_platform: dict[tuple[str, str | None], list[int]] = defaultdict(list)
         for r in view.refs:
             self.track_of[(r.key.platform_short, r.key.kernel)] = r.track_id
             if r.key.metric == self.headline:
-                self.heads_by_platform[r.key.platform_short].append(r.series_id)
+                self.heads_by_platform[(r.key.platform_short, job_suite(stages, view, r.track_id))].append(r.series_id)
         c = stages.cset
         self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
                              compile_drop_pct=c.compile_drop_pct, most_fraction=c.most_fraction,
@@ -102,8 +102,10 @@ class EventGatherer:
             shapes_changed=shapes, attributes=attrs or (),
         )
 
-    def ran(self, platform: str, run_id: str) -> int:
-        return sum(1 for sid in self.heads_by_platform.get(platform, ()) if self.view.value_at(sid, run_id))
+    def ran(self, platform: str, run_id: str, suite: str | None = None) -> int:
+        """Kernels of the platform's job (the main suite, or a suite with a job of its own) that
+        have a value that night: what the event's breadth is a share of."""
+        return sum(1 for sid in self.heads_by_platform.get((platform, suite), ()) if self.view.value_at(sid, run_id))
 
     # --- per event ----------------------------------------------------------------------------
 
@@ -140,7 +142,8 @@ class EventGatherer:
             code = self.stages.code_commits(window)
         ev = EventInput(
             source=self.view.source, platform=platform, kernels=kernels,
-            ran=self.ran(platform, lead.first_bad.run_id), elsewhere=moved_elsewhere,
+            ran=self.ran(platform, lead.first_bad.run_id, job_suite(self.stages, self.view, self.track_of.get(
+                (lead.key.platform_short, lead.key.kernel)))), elsewhere=moved_elsewhere,
             platform_facts=platform_facts, top_candidate=top, window_known=known,
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
@@ -221,7 +224,7 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
 
     track_of = {r.key: r.track_id for r in view.refs}
 
-    def part(m: Move) -> str:
+    def own(m: Move) -> str:
         if platform is not None and m.key.platform_short != platform:
             return ""
         if own_method_fact(stages.facts(m), m.key.kernel) is not None:
@@ -229,7 +232,19 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
         tid = track_of.get(m.key)
         return "own_method" if tid is not None and shapes_changed(view, tid, m) else ""
 
+    def part(m: Move) -> str:
+        suite = job_suite(stages, view, track_of.get(m.key))
+        return "/".join(x for x in (own(m), f"suite {suite}" if suite else "") if x)
+
     return part
+
+
+def job_suite(stages: "Stages", view: "SourceView", track_id: int | None) -> str | None:
+    """The suite a track runs in when it has a job of its own (`[suites]` in config/slices.toml,
+    by the baseline label the track publishes), else None: the platform's main suite. Kernels of
+    two jobs that moved the same night are two events (the FLA job's shard commit is not jsd's)."""
+    label = view.suite.get(track_id) if track_id is not None else None
+    return label if label in stages.rules.suites else None
 
 
 def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup"],

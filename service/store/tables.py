@@ -218,7 +218,8 @@ class AlertGroup(Base):
     kind: Mapped[str] = mapped_column(String(16), default="move", server_default="move")
     health_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # "" for a platform nightly's moves; "own_method" for the kernels whose own measurement
-    # changed in the window (their inputs, their timing): that part is an event of its own
+    # changed in the window (their inputs, their timing): that part is an event of its own;
+    # "suite FLA" (or "own_method/suite FLA") for a suite with a job of its own (`[suites]`)
     part: Mapped[str] = mapped_column(String(32), default="", server_default="")
 
 
