@@ -108,6 +108,12 @@ class Family(_Model):
     _norm = field_validator("kernels", "words", mode="before")(lambda v: _lower(v))
 
 
+def _refuse_keys(table: dict, pattern: str, rule: str) -> None:
+    bad = [k for k in table if not re.fullmatch(pattern, k)]
+    if bad:
+        raise ValueError(f"{rule}, not {bad[0]!r}")
+
+
 class SliceRules(_Model):
     weights: Weights = Weights()
     change_weights: ChangeWeights = ChangeWeights()
@@ -136,17 +142,13 @@ class SliceRules(_Model):
     @classmethod
     def _suite_names(cls, v: dict[str, Suite]) -> dict[str, Suite]:
         # a suite's name goes into its events' group part ("own_method/suite NAME", 32 characters)
-        bad = [k for k in v if not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", k)]
-        if bad:
-            raise ValueError(f"suite names are baseline labels of 1-15 letters, digits, '_', '.' or '-', not {bad[0]!r}")
+        _refuse_keys(v, r"[A-Za-z0-9_.-]{1,15}", "suite names are baseline labels of 1-15 letters, digits, '_', '.' or '-'")
         return v
 
     @field_validator("platforms")
     @classmethod
     def _known_platforms(cls, v: dict[str, PlatformRule]) -> dict[str, PlatformRule]:
-        bad = [k for k in v if not re.fullmatch(r"[a-z0-9_]+", k)]
-        if bad:
-            raise ValueError(f"platform names must be lowercase platform_short values, not {bad[0]!r}")
+        _refuse_keys(v, r"[a-z0-9_]+", "platform names must be lowercase platform_short values")
         if not v:
             raise ValueError("at least one platform is required")
         return v
