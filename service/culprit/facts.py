@@ -362,6 +362,17 @@ def bench_invocations(text: str) -> list[str]:
     return out
 
 
+def _runs_a_suite(step: str, rules: SliceRules) -> bool:
+    """Does this workflow string run a harness file of a suite with a job of its own (by path or
+    as a module: `python -m benchmarks.run_linattn`)?"""
+    for s in rules.suites.values():
+        for path in s.paths:
+            module = path.removesuffix(".py").replace("/", ".")
+            if path in step or module in step:
+                return True
+    return False
+
+
 @dataclass
 class WorkflowSettings:
     """What the benchmark workflows say about one platform, keyed by workflow path.
@@ -427,9 +438,10 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
                     continue
                 for m in _TIMER_FLAG.finditer(value):
                     _add(out.timers, path, " ".join(m.group(0).split()))
-                # a linear-attention step's own settings (70ec581a's AOT cache, gated to h100 in
-                # shell) are that suite's, not every kernel's of the platform: facts have no suite
-                for m in () if "run_linattn" in value else _AUTOTUNE_ASSIGN.finditer(value):
+                # a step that runs a suite's own harness (`rules.suites`: 70ec581a's AOT cache on
+                # the linear-attention step, gated to h100 in shell) sets that suite's knobs, not
+                # every kernel's of the platform: facts have no suite
+                for m in () if _runs_a_suite(value, rules) else _AUTOTUNE_ASSIGN.finditer(value):
                     if _tunes(m.group(1)):
                         _add(out.tuning, path, f"{m.group(1)}={m.group(2)}")
                 calls = bench_invocations(value)

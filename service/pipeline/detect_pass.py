@@ -29,6 +29,7 @@ from service.store.alerts_writer import (
     GroupRecord,
     MoveRecord,
     alert_move,
+    alerts_by_series,
     group_state,
     live_alerts,
     retire_empty_groups,
@@ -254,11 +255,6 @@ class SourceView:
     suite: dict[int, str | None] = field(default_factory=dict)  # track id -> the baseline it is compared with
     _values: dict[int, dict[str, float | None]] = field(default_factory=dict)
     _changed_at: dict[int, list[str]] = field(default_factory=dict)
-
-    def suite_of(self, key) -> str | None:
-        """A series' suite: its track's baseline label."""
-        ref = next((r for r in self.refs if r.key == key), None)
-        return self.suite.get(ref.track_id) if ref is not None else None
 
     def suites(self, series: Sequence[SeriesData]) -> dict[Any, str | None]:
         """Each series' suite (its track's baseline label), for the platform-wide rule."""
@@ -540,11 +536,7 @@ def _detect_source(
     view = SourceView.load(session, source)
     ref_by_id = {r.series_id: r for r in view.refs}
     changed = {p.ref.series_id for p in todo if _alertable(p.ref.key.metric)}
-    stored: dict[int, list[Alert]] = defaultdict(list)
-    for a in session.scalars(
-        select(Alert).where(Alert.series_id.in_([r.series_id for r in view.refs])).order_by(Alert.id)
-    ):
-        stored[a.series_id].append(a)
+    stored = alerts_by_series(session, [r.series_id for r in view.refs])
 
     # 1. detect + reconcile the changed series; unchanged series keep their stored moves
     fresh = fresh_moves(stages, view, sorted(changed))

@@ -53,11 +53,11 @@ class EventGatherer:
         self.stages, self.view = stages, view
         self.headline = HEADLINE_OF[view.source]
         self.track_of: dict[tuple[str, str], int] = {}
-        self.heads_by_platform: dict[tuple[str, str | None], list[int]] = defaultdict(list)
+        self.heads_by_job: dict[tuple[str, str | None], list[int]] = defaultdict(list)
         for r in view.refs:
             self.track_of[(r.key.platform_short, r.key.kernel)] = r.track_id
             if r.key.metric == self.headline:
-                self.heads_by_platform[(r.key.platform_short, job_suite(stages, view, r.track_id))].append(r.series_id)
+                self.heads_by_job[(r.key.platform_short, job_suite(stages, view, r.track_id))].append(r.series_id)
         c = stages.cset
         self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
                              compile_drop_pct=c.compile_drop_pct, most_fraction=c.most_fraction,
@@ -105,7 +105,11 @@ class EventGatherer:
     def ran(self, platform: str, run_id: str, suite: str | None = None) -> int:
         """Kernels of the platform's job (the main suite, or a suite with a job of its own) that
         have a value that night: what the event's breadth is a share of."""
-        return sum(1 for sid in self.heads_by_platform.get((platform, suite), ()) if self.view.value_at(sid, run_id))
+        return sum(1 for sid in self.heads_by_job.get((platform, suite), ()) if self.view.value_at(sid, run_id))
+
+    def suite(self, m: Move) -> str | None:
+        """The job the move's kernel runs in (`job_suite`)."""
+        return job_suite(self.stages, self.view, self.track_of.get((m.key.platform_short, m.key.kernel)))
 
     # --- per event ----------------------------------------------------------------------------
 
@@ -142,15 +146,14 @@ class EventGatherer:
             code = self.stages.code_commits(window)
         ev = EventInput(
             source=self.view.source, platform=platform, kernels=kernels,
-            ran=self.ran(platform, lead.first_bad.run_id, job_suite(self.stages, self.view, self.track_of.get(
-                (lead.key.platform_short, lead.key.kernel)))), elsewhere=moved_elsewhere,
+            ran=self.ran(platform, lead.first_bad.run_id, self.suite(lead)), elsewhere=moved_elsewhere,
             platform_facts=platform_facts, top_candidate=top, window_known=known,
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
             window_problem=None if known else (window.problem if window is not None else None),
-            harness_commit=self.stages.change_commits(lead, self.view.suite_of(lead.key))[0] if known else None,
+            harness_commit=self.stages.change_commits(lead, self.suite(lead))[0] if known else None,
         )
         return ev, lead, ranked[:10]
 
@@ -167,7 +170,7 @@ class EventGatherer:
         if v.change_fact is not None:
             change = self.stages.attribute(lead, v.change_fact)
         elif v.cause == "method_change":
-            change = self.stages.change_commits(lead, self.view.suite_of(lead.key))[0]
+            change = self.stages.change_commits(lead, self.suite(lead))[0]
         own = {k.kernel: k.facts for k in ev.kernels}
         members: dict[tuple, Classification] = {}
         min_sig = self.stages.cset.min_significance

@@ -10,7 +10,6 @@ are the ones it stored (the same search's answer, read); otherwise the search ru
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -26,10 +25,10 @@ from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
 from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
-from service.store.alerts_writer import evidence_item, stored_moves
+from service.store.alerts_writer import alerts_by_series, evidence_item, stored_moves
 from service.store.db import Store
 from service.store.series_io import detected_through, series_refs
-from service.store.tables import Alert, Track
+from service.store.tables import Track
 
 
 @dataclass(frozen=True)
@@ -142,9 +141,7 @@ def _detected(session: Session, view: SourceView, series_ids: list[int]) -> dict
     """The moves the detect pass stored for these series, when it has seen all their data: what
     detection finds there now, read rather than searched again (no ruptures, no SciPy: a
     second less), and by construction what the alerts on-call sees say."""
-    by_series: dict[int, list[Alert]] = defaultdict(list)
-    for a in session.scalars(select(Alert).where(Alert.series_id.in_(series_ids)).order_by(Alert.id)):
-        by_series[a.series_id].append(a)
+    by_series = alerts_by_series(session, series_ids)
     key = {r.series_id: r.key for r in view.refs}
     return {sid: stored_moves(by_series.get(sid, []), key[sid], view.runs) for sid in series_ids}
 

@@ -12,6 +12,7 @@ Rules on-call relies on:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Sequence
@@ -137,6 +138,14 @@ def alert_move(alert: Alert, key: SeriesKey, runs: dict[int, RunRow]) -> Move:
         noise_sigma=alert.noise_sigma,
         end=RunRef(end.run_id, end.sha, end.full_sha, end.date, None) if end is not None else None,
     )
+
+
+def alerts_by_series(session: Session, series_ids: Sequence[int]) -> dict[int, list[Alert]]:
+    """Every stored alert of these series (history too), oldest first, by series."""
+    out: dict[int, list[Alert]] = defaultdict(list)
+    for a in session.scalars(select(Alert).where(Alert.series_id.in_(list(series_ids))).order_by(Alert.id)):
+        out[a.series_id].append(a)
+    return out
 
 
 def stored_moves(alerts: Sequence[Alert], key: SeriesKey, runs: dict[int, RunRow]) -> list[Move]:
@@ -398,6 +407,6 @@ def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetim
 
 
 __all__ = [
-    "MoveRecord", "AlertOutcome", "GroupRecord", "GroupBook", "upsert_alert", "upsert_group", "match_alert",
+    "MoveRecord", "AlertOutcome", "GroupRecord", "GroupBook", "alerts_by_series", "stored_moves", "upsert_alert", "upsert_group", "match_alert",
     "stored_alerts", "live_alerts", "alert_move", "retire_empty_groups", "group_state", "aware",
 ]
