@@ -274,13 +274,53 @@ def evaluate(name: str, world, workdir: Path, start: int) -> dict:
 
     answered = [a for a in outages if any(meets(a, lab) for lab in labels)]
     out["monitors"]["benchwatch"] = _mark_replayed(score(world, ours + answered), world, start)
+    # the same alerts under the first scorer's rule (an alert counts for every label it matches),
+    # to compare with the figures measured before the scorer gave each alert to its own label
+    out["monitors"]["benchwatch_shared"] = _mark_replayed(score(world, ours + answered, shared=True), world, start)
     out["outages"] = {"labels": len(labels), "raised_as_health_alerts": sum(
         1 for lab in labels if any(meets(a, lab) for a in outages)),
         "platform_outage_alerts": len({(a["platform_short"], a["first_bad_run_id"]) for a in outages})}
     for monitor, alerts in anchors(world).items():
         out["monitors"][monitor] = score(world, alerts)
+    out["culprit_chance"] = culprit_chance(world)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     return out
+
+
+def culprit_chance(world) -> dict:
+    """How well a pick at random among the window's commits that change Helion code (`helion/`, or
+    a pretuned kernel's checked-in configs) would name the culprit: the floor any culprit rule must
+    beat, and where it is near the top-1 figure, the sign that the labeled windows hold several such
+    commits with nothing in the data to tell them apart. Reads only the windows and the labeled
+    sha, and is the same for every monitor."""
+    from benchmarks.anchors import _window
+
+    shares, single, outside = [], 0, 0
+
+    def sha_of(run_id: str, pretuned: bool) -> str | None:
+        n = world.night_of(run_id)
+        if n is None:
+            return None
+        night = world.nights[n]
+        return (getattr(night, "p_full_sha", None) if pretuned else None) or night.full_sha or None
+
+    for lab in world.labels:
+        pre = lab.source == "pretuned"
+        lg, fb = sha_of(lab.last_good_run_id, pre), sha_of(lab.first_bad_run_id, pre)
+        if lab.culprit_sha is None or lg is None or fb is None:
+            continue
+        commits = _window(world.repo, lg, fb)
+        code = [sha for sha, _, files in commits
+                if any(f.startswith("helion/") or (f.startswith("pretuned_kernels/") and "_helion_aot_" in f)
+                       for f in files)]
+        if lab.culprit_sha not in code:
+            outside += 1
+            shares.append(0.0)
+            continue
+        single += len(code) == 1
+        shares.append(1.0 / len(code))
+    return {"labels": len(shares), "expected_top1": round(sum(shares) / len(shares), 4) if shares else None,
+            "single_candidate": single, "culprit_not_a_code_commit": outside}
 
 
 def _mark_replayed(sc: dict, world, start: int) -> dict:
@@ -311,6 +351,9 @@ def main() -> int:
     ap.add_argument("--blind-d-seeds", default="31,32,33",
                     help="the fourth blind set (tests/blind_worlds_d), written blind by a helper in the "
                          "session it is first measured in, windows ending Feb, May and Aug 2026: the newest data")
+    ap.add_argument("--blind-e-seeds", default="41,42,43",
+                    help="the fifth blind set (tests/blind_worlds_e), written blind by a helper in the session "
+                         "it is first measured in (windows ending Apr, Jul and Aug 2026)")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
@@ -332,7 +375,8 @@ def main() -> int:
         sets = (("tests.blind_worlds", args.blind_seeds, "blind", "blind"),
                 ("tests.blind_worlds_b", args.blind_b_seeds, "heldout", "blindb"),
                 ("tests.blind_worlds_c", args.blind_c_seeds, "fresh", "blindc"),
-                ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"))
+                ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"),
+                ("tests.blind_worlds_e", args.blind_e_seeds, "setE", "blinde"))
         for module, seeds, group, folder in sets:
             for seed in [int(s) for s in seeds.split(",") if s]:
                 w = importlib.import_module(module).build_world(seed, work / f"{folder}-{seed}")
@@ -345,7 +389,9 @@ def _write(runs: list[dict], results: Path) -> int:
     """The table over every group of worlds (pooled per group and monitor), printed and saved."""
     rows = []
     summary = {}
-    for group in ("ours", "blind", "heldout", "fresh", "newest"):
+    chance_rows = ["| world | real labels with a culprit | top-1 of a random Helion-code commit of the window | "
+                   "windows with one such commit | benchwatch top-1 |", "|---|---|---|---|---|"]
+    for group in ("ours", "blind", "heldout", "fresh", "newest", "setE"):
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
             continue
@@ -353,7 +399,16 @@ def _write(runs: list[dict], results: Path) -> int:
             sc = pooled([r["monitors"][monitor] for r in mine])
             summary[f"{group}/{monitor}"] = sc
             rows.append((f"{group} ({len(mine)} worlds)", monitor, sc))
-    text = table(rows)
+        ch = [r["culprit_chance"] for r in mine if r.get("culprit_chance", {}).get("labels")]
+        n = sum(c["labels"] for c in ch)
+        if n:
+            chance = round(sum(c["expected_top1"] * c["labels"] for c in ch) / n, 3)
+            summary[f"{group}/culprit_chance"] = {"labels": n, "expected_top1": chance,
+                                                 "single_candidate": sum(c["single_candidate"] for c in ch)}
+            chance_rows.append(f"| {group} ({len(mine)} worlds) | {n} | {chance:.3f} | "
+                               f"{sum(c['single_candidate'] for c in ch)} | "
+                               f"{_fmt(summary[f'{group}/benchwatch'].get('culprit_top1'))} |")
+    text = table(rows) + ("\n\n" + "\n".join(chance_rows) if len(chance_rows) > 2 else "")
     print(text)
     results.parent.mkdir(exist_ok=True)
     results.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))

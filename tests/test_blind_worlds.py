@@ -133,9 +133,59 @@ def test_score_perfect_and_empty(world):
     assert len(e["cases"]) == len(world.labels)
 
 
+def test_score_reads_a_kind_in_either_spelling(world):
+    """"driver/toolchain" and "driver" are one kind; "driver" and "runner" are not."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    alerts = perfect_alerts(world)
+    hw = [a for a in alerts if a["cause"] == "hardware"]
+    assert hw
+    for spelling, right in (("driver/toolchain", "driver"), ("driver", "driver/toolchain"), ("runner", "thermal")):
+        relabeled = SimpleNamespace(labels=[replace(l, kind=spelling) if l.cause == "hardware" else l
+                                            for l in world.labels], night_of=world.night_of,
+                                    series_count=world.series_count, nights=world.nights)
+        got = [dict(a, kind=right) if a["cause"] == "hardware" else a for a in alerts]
+        s = score(relabeled, got)
+        hw_ok = [c["kind_ok"] for c in s["cases"] if c["cause"] == "hardware"]
+        assert all(hw_ok) == (spelling != "runner") and hw_ok
+
+
 def test_deterministic_per_seed(world, tmp_path):
     w2 = build_world(SEED, tmp_path / "again", nights=NIGHTS)
     assert [n.run_id for n in w2.nights] == [n.run_id for n in world.nights]
     assert [l.to_dict() for l in w2.labels] == [l.to_dict() for l in world.labels]
     assert w2.dashboard_bytes(3) == world.dashboard_bytes(3)
     assert w2.pretuned_bytes(3) == world.pretuned_bytes(3)
+
+
+def test_an_alert_near_two_labels_counts_for_its_own():
+    """A cudagraph flip on night 10 and a compile-time fix on night 12 on the same series: the
+    compile-time alert is the second label's, not a vote on the first one's nightly or kind."""
+    from types import SimpleNamespace
+
+    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(20)]
+
+    def lab(i, kind, metrics, first):
+        return Label(id=f"l{i}", source="dashboard", cause="method_change", kind=kind, direction="regression",
+                     members=(("h100", "rms_norm-bwd"),), metrics=metrics, first_bad_run_id=str(100 + first),
+                     last_good_run_id=str(99 + first), end_run_id=None, culprit_sha=None, change_sha=None,
+                     honest_speedup={}, note="")
+
+    world = SimpleNamespace(labels=[lab(0, "cudagraph", ("helion_speedup_geomean",), 10),
+                                    lab(1, "timer", ("compile_time_geomean_s",), 12)],
+                            nights=nights, series_count=lambda: 1,
+                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 120 else None)
+
+    def alert(metric, first, kind):
+        return dict(source="dashboard", platform_short="h100", kernel="rms_norm-bwd", metric=metric,
+                    first_bad_run_id=str(100 + first), cause="method_change", kind=kind)
+
+    alerts = [alert("helion_speedup_geomean", 10, "cudagraph"), alert("compile_time_geomean_s", 12, "timer"),
+              alert("helion_latency_avg_ms", 12, "timer")]
+    cases = {c["id"]: c for c in score(world, alerts)["cases"]}
+    assert cases["l0"]["alerts"] == 1 and cases["l0"]["first_bad_ok"] and cases["l0"]["kind_ok"]
+    # the latency alert lists neither label's metric: it goes to the nearest, the timer label
+    assert cases["l1"]["alerts"] == 2 and cases["l1"]["first_bad_ok"]
+    shared = {c["id"]: c for c in score(world, alerts, shared=True)["cases"]}
+    assert shared["l0"]["alerts"] == 3 and not shared["l0"]["first_bad_ok"]
