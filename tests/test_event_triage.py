@@ -4,6 +4,7 @@ and what each member inherits. No database, no git: every input is built by hand
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -12,6 +13,7 @@ from service.classify.event import classify_event, honest_speedup, member_classi
 from service.classify.explain import LikelihoodTable, Observation, explain, load_table
 from service.classify.footprint import EventInput, KernelSteps, Thresholds, kernel_pattern, observe
 from service.classify.levels import Step
+from service.domain import MoveState
 from service.errors import BenchwatchError
 from service.records import FactChange, Move, RankedCommit, RunRef, SeriesKey
 
@@ -55,6 +57,8 @@ BASELINE_IMPL = FactChange("baseline_impl", "run.py: jsd the baseline every spee
                            "liger_jsd", "method_change", "benchmarks/run.py", "torch_jsd", "liger_jsd", kernels=("jsd",))
 BENCH_ARGS = FactChange("bench_args", "run.py: gemm benchmark arguments changed: non_square (unset) -> ''",
                         "method_change", "benchmarks/run.py", "before", "after", kernels=("gemm",))
+COMMAND = FactChange("bench_command", "benchmark.yml: benchmarks/run.py runs twice -> once", "method_change",
+                     ".github/workflows/benchmark.yml", "run.py ... (again)", "run.py ...")
 PIN = FactChange("baseline_pin", "benchmark.yml: torch==2.10 -> torch==2.11", "method_change",
                  ".github/workflows/benchmark.yml", "torch==2.10", "torch==2.11")
 
@@ -170,9 +174,22 @@ CASES = {
     "one timer of one kernel, unexplained": (event([k("softmax", -9, 0)], top_candidate=commit(0.1)),
                                              "noise", "outlier"),
     # the same with a harness commit in the window: that is where a person looks, a method change
+    # the same with a harness commit in the window that says it changed a timer: that is where a
+    # person looks, a method change of kind timer
     "one timer of one kernel, harness commit": (event([k("softmax", -9, 0)], top_candidate=commit(0.1),
-                                                      harness_commit=commit(0.5, "[benchmark] timer")),
+                                                      harness_commit=commit(0.5, "[benchmark] timer"),
+                                                      harness_timer=True),
                                                 "method_change", "timer"),
+    # a harness commit that names no timer: one timer moving alone is how any method change
+    # shows, so the kind is the harness, not the timer
+    "one timer of one kernel, other harness commit": (
+        event([k("softmax", -9, 0)], top_candidate=commit(0.1),
+              harness_commit=commit(0.5, "[Benchmarking] Default to benchmark subprocess")),
+        "method_change", "harness"),
+    # the benchmark command changed (each kernel run once instead of twice): a harness change,
+    # though every speedup moved with Helion's
+    "benchmark command": (event([k(n, -9, 0, (-9, -8)) for n in ("a", "b", "c")], platform_facts=(COMMAND,),
+                                top_candidate=commit(0.3)), "method_change", "harness"),
 }
 
 
@@ -217,13 +234,24 @@ def test_members_inherit_the_event_but_a_kernel_whose_own_measurement_changed_ke
     assert own.true_speedup == pytest.approx(1.2)
 
 
-@pytest.mark.parametrize("cause, kind, want", [
-    ("real", "code", 0.9), ("hardware", "runner", 1.2), ("method_change", "baseline", 0.9),
-    ("method_change", "shapes", 0.9), ("method_change", "autotune", 1.2),
+@pytest.mark.parametrize("cause, kind, before, after, want", [
+    ("real", "code", 1.2, 0.9, 0.9), ("real", "code", 0.9, 1.2, 1.2),
+    # hardware: the healthy side: before a regression, after a lasting gain from the machine
+    ("hardware", "runner", 1.2, 0.9, 1.2), ("hardware", "driver/toolchain", 0.9, 1.2, 1.2),
+    # a method change: the level the benchmark measures from now on
+    ("method_change", "baseline", 1.2, 0.9, 0.9), ("method_change", "baseline", 0.9, 1.2, 1.2),
+    ("method_change", "shapes", 1.2, 0.9, 0.9), ("method_change", "autotune", 1.2, 0.9, 0.9),
+    ("method_change", "timer", 0.9, 1.2, 1.2), ("noise", "blip", 1.2, 0.9, 1.2),
 ])
-def test_honest_speedup_side(cause, kind, want):
-    value, reason = honest_speedup(move(), cause, kind)
+def test_honest_speedup_side(cause, kind, before, after, want):
+    value, reason = honest_speedup(move(before=before, after=after), cause, kind)
     assert value == pytest.approx(want) and reason
+
+
+def test_honest_speedup_of_a_hardware_episode_that_ended_is_the_level_before():
+    """A machine that ran fast for a week and came back (an episode) was never the healthy state."""
+    gain = replace(move(before=0.9, after=1.2), state=MoveState.ENDED)
+    assert honest_speedup(gain, "hardware", "thermal")[0] == pytest.approx(0.9)
 
 
 def test_platforms_that_share_a_global_change_are_decided_together():

@@ -24,6 +24,7 @@ from service.classify.footprint import (
     observe,
 )
 from service.classify.metrics import is_speedup
+from service.domain import MoveState
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, CAUSE_WORDS
 
 # which facts name the change commit of a cause/kind, most specific first
@@ -136,6 +137,11 @@ def honest_speedup(move: Move, cause: str, kind: str, fact: FactChange | None = 
     if cause == "real":
         return m.after, f"Helion is now {_x(m.after)} (was {_x(m.before)}): Helion itself changed"
     if cause == "hardware":
+        if m.after > m.before and m.state != MoveState.ENDED:
+            # a lasting gain from the machine (a faster runner, a better driver): the new machine is the
+            # healthy one, and every later nightly runs on it
+            return m.after, (f"{_x(m.after)} on the machine {m.key.platform_short} runs on now, faster than before "
+                             f"({_x(m.before)}): the gain is the machine's, not Helion's")
         return m.before, (f"{_x(m.before)} on healthy hardware: the level before {m.key.platform_short} changed; "
                           f"{_x(m.after)} measures the machine, not Helion")
     if cause == "noise":
@@ -145,15 +151,9 @@ def honest_speedup(move: Move, cause: str, kind: str, fact: FactChange | None = 
         side = m.after if graphed_after else m.before
         return side, (f"{_x(side)}: the {'after' if graphed_after else 'before'} side is timed under CUDA graphs, "
                       "the dashboard's method (without graphs CPU launch overhead is timed, not the kernel)")
-    if kind == "shapes":
-        return m.after, (f"{_x(m.after)}: the benchmark now runs different inputs; the new level is what it "
-                         "measures from now on, the old one cannot be re-measured")
-    if kind == "baseline":
-        low = min(m.before, m.after)
-        return low, (f"{_x(low)}: the baseline changed; the lower figure is against the faster baseline, and a "
-                     "slower baseline only flatters Helion")
-    return m.before, (f"{_x(m.before)}: the kernel did not change, only how it is measured ({kind}); the level of "
-                      "the established method stands")
+    return m.after, (f"{_x(m.after)}: the kernel did not change, how it is measured did ({kind}); the new level "
+                     "is what the benchmark measures from now on and what later nightlies compare with, and the "
+                     "old one cannot be re-measured")
 
 
 def _persistence(m: Move) -> Evidence:
