@@ -402,3 +402,17 @@ def test_a_commit_naming_the_moved_kernel_outranks_a_louder_tag(history, rules):
     assert any("names kernel softmax" in why for why in ranked[0].reasons)
     alone = _score(named, "tpu", rules, ("softmax",))
     assert alone.score == ranked[0].score <= 1.0
+
+
+@pytest.mark.parametrize("prefix, timer", [
+    ("22d88942", True),   # Fix compile time measurements
+    ("52326a08", True),   # [pretuned_kernels] clear L2 cache in cudagraph timing
+    ("ffaa8a61", True),   # Use profiler instead of inductor_benchmarker
+    ("c42fc318", False),  # [Bechmarking] Default to benchmark subprocess
+    ("ea484a38", False),  # Benchmark: Reduce running Tritonbench for each kernel from twice to once
+    ("1f6ae317", False),  # [benchmark] Shard the linear-attention benchmark across parallel jobs
+])
+def test_a_harness_commit_says_in_its_subject_whether_it_changed_a_timer(history, rules, prefix, timer):
+    from service.culprit.rank import names_timer
+
+    assert names_timer(_by_sha(history, prefix), rules) is timer

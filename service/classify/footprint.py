@@ -86,6 +86,7 @@ class EventInput:
     config_regenerated: bool = False
     window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
     harness_commit: RankedCommit | None = None  # a commit of the window that changes the benchmark harness
+    harness_timer: bool = False  # ... and its subject says it changed a timer
 
 
 def _moved(step: Step | None, th: Thresholds) -> int:
@@ -331,8 +332,14 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "autotune"
         if kinds & {"latency_mode", "pretuned_timer"} or _is(by, "compile", "rose"):
             return "timer"
+        if "bench_command" in kinds:
+            return "harness"  # the benchmark command itself changed (how often, which options)
         if _is(by, "comparators", "with_helion") or _is(by, "per_baseline", "headline_only"):
             return "baseline"
+        # a harness commit and nothing parsed that says how: the commit's own words say whether
+        # it was a timer; one timer moving alone is how any method change shows, not a timer's
+        if ev.harness_commit is not None:
+            return "timer" if ev.harness_timer else "harness"
         if _is(by, "timers", "opposite") or _is(by, "timers", "speedup_only") or _is(by, "timers", "latency_only"):
             return "timer"
         return "harness"

@@ -418,6 +418,11 @@ def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, l
     return round(score, 4), reasons
 
 
+def names_timer(commit: RankedCommit | CommitInfo, rules: SliceRules) -> bool:
+    """Does a harness commit's subject say it changed a timer (``[harness] timer_keywords``)?"""
+    return _first_mention(commit.subject, rules.harness.timer_keywords) is not None
+
+
 def other_suites(commit: CommitInfo, suite: str | None, rules: SliceRules) -> bool:
     """Does this harness commit belong to a suite the move is not in? It names that suite in its
     subject, or every file it touches under the harness is that suite's own."""

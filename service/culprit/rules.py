@@ -84,9 +84,10 @@ class PathClass(_Model):
     suffixes: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    timer_keywords: tuple[str, ...] = ()  # harness only: subject words that name a timer change
     code_paths: tuple[str, ...] = ()
 
-    _norm = field_validator("tags", "keywords", mode="before")(lambda v: _lower(v))
+    _norm = field_validator("tags", "keywords", "timer_keywords", mode="before")(lambda v: _lower(v))
 
 
 class Suite(_Model):

@@ -176,6 +176,10 @@ class Stages:
             )
         return self._changes[k]
 
+    def names_timer(self, commit) -> bool:
+        """Does this harness commit's subject say it changed a timer (`culprit.rank.names_timer`)?"""
+        return commit is not None and self._rank.names_timer(commit, self.rules)
+
     def facts(self, move: Move) -> tuple:
         """Method/runner facts read from Helion's files at both ends of the window, for this
         move's platform and kernel (only files some commit of the window touched are read)."""

@@ -144,6 +144,7 @@ class EventGatherer:
             ranked = tuple(self.stages.ranked(lead, tuple(sorted(reps))))
             top = ranked[0] if ranked else None
             code = self.stages.code_commits(window)
+        harness = self.stages.change_commits(lead, self.suite(lead))[0] if known else None
         ev = EventInput(
             source=self.view.source, platform=platform, kernels=kernels,
             ran=self.ran(platform, lead.first_bad.run_id, self.suite(lead)), elsewhere=moved_elsewhere,
@@ -153,7 +154,8 @@ class EventGatherer:
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
             config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
             window_problem=None if known else (window.problem if window is not None else None),
-            harness_commit=self.stages.change_commits(lead, self.suite(lead))[0] if known else None,
+            harness_commit=harness,
+            harness_timer=self.stages.names_timer(harness),
         )
         return ev, lead, ranked[:10]
 
