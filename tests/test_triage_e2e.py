@@ -233,10 +233,11 @@ def _investigate_in_a_process(args: list[str]) -> tuple[dict, bool]:
 
     code = ("import sys\nfrom service.cli.main import app\n"
             f"try: app({['investigate', *args, '--format', 'json']!r})\nexcept SystemExit: pass\n"
-            "print('\\nLOADED', 'ruptures' in sys.modules, 'scipy' in sys.modules)")
+            "print('\\nLOADED', 'ruptures' in sys.modules, 'scipy' in sys.modules,"
+            " 'service.culprit.facts' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     body, loaded = out.rsplit("LOADED", 1)
-    return json.loads(body), loaded.split() != ["False", "False"]
+    return json.loads(body), loaded.split() != ["False", "False", "False"]
 
 
 def _said(obj: dict) -> tuple:
@@ -247,9 +248,10 @@ def _said(obj: dict) -> tuple:
 
 def test_investigate_reads_what_detect_stored_and_searches_only_data_detect_has_not_seen(
         loaded, world, tmp_path, monkeypatch):
-    """Once detect has seen every nightly, investigate's moves are the ones it stored: no search
-    runs (ruptures and SciPy, ~0.6 s of a CLI call, are never loaded). A store holding the same
-    documents that detect never saw is searched, and says the same thing about every move."""
+    """Once detect has seen every nightly, investigate's moves and verdicts are the ones it
+    stored: no search runs (ruptures and SciPy, ~0.6 s of a CLI call, are never loaded) and no
+    window is read again (the repo facts are never loaded). A store holding the same documents
+    that detect never saw is searched and explained, and says the same thing about every move."""
     stored = [a for a in _alerts(loaded) if a["state"] != "retracted"
               and a["metric"] in ("helion_speedup_geomean", "geomean") and a["cause"] != "noise"]
     assert len(stored) >= 4

@@ -25,10 +25,11 @@ from service.records import Classification, Move, SeriesData
 from service.records import HEADLINE, aware
 from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import commit_json, related_json, run_json
-from service.store.alerts_writer import alerts_by_series, evidence_item, stored_moves
+from service.domain import MoveState
+from service.store.alerts_writer import alert_move, alerts_by_series, evidence_item, live_alerts
 from service.store.db import Store
 from service.store.series_io import detected_through, series_refs
-from service.store.tables import Track
+from service.store.tables import Alert, Track
 
 
 @dataclass(frozen=True)
@@ -137,13 +138,54 @@ def _nearest(moves: list[Move], when: datetime, nights: int) -> tuple[Move | Non
     return near[0], near[1:]
 
 
-def _detected(session: Session, view: SourceView, series_ids: list[int]) -> dict[int, list[Move]]:
-    """The moves the detect pass stored for these series, when it has seen all their data: what
-    detection finds there now, read rather than searched again (no ruptures, no SciPy: a
-    second less), and by construction what the alerts on-call sees say."""
-    by_series = alerts_by_series(session, series_ids)
-    key = {r.series_id: r.key for r in view.refs}
-    return {sid: stored_moves(by_series.get(sid, []), key[sid], view.runs) for sid in series_ids}
+def _stored_explained(q: Question, move: Move, alert: Alert, others: list[Move]) -> dict:
+    """What the detect pass stored about this move, in `_explained`'s words (the machine's
+    verdict: a human reclassification is the queue's, not the detector's)."""
+    return {
+        "source": q.source, "platform_short": move.key.platform_short, "kernel": move.key.kernel,
+        "metric": move.key.metric, "cause": alert.cause, "kind": alert.cause_kind or "", "direction": move.direction,
+        "confidence": round(float(alert.confidence), 3),
+        "last_good": run_json(move.last_good), "first_bad": run_json(move.first_bad),
+        "end": run_json(move.end) if move.end is not None else None,
+        "before": move.before, "after": move.after, "change_pct": round(move.change_pct, 2),
+        "significance": round(move.significance, 1),
+        "true_speedup": alert.true_speedup, "true_speedup_reason": alert.true_speedup_reason or "",
+        "culprit": alert.culprit, "change_commit": alert.change_commit,
+        "candidates": list(alert.candidates or []), "evidence": list(alert.evidence or []),
+        "related": list(alert.related or []), "others": [_brief(m) for m in others],
+    }
+
+
+def _same_clone(settings: Settings, repo: Path | None) -> bool:
+    """Is ``repo`` the clone the detect pass reads? Only then are its stored verdicts the answer:
+    a person who names another clone asks for the windows as that clone has them."""
+    configured = settings.helion.repo
+    if repo is None or not configured:
+        return repo is None and not configured
+    return Path(configured).expanduser().resolve() == repo.expanduser().resolve()
+
+
+def _from_store(session: Session, q: Question, view: SourceView, refs: list, when: datetime) -> list[dict]:
+    """The answer when the detect pass has seen every nightly of the platform's series: the move
+    nearest the date among those it stored, with the verdict it stored. Nothing is searched,
+    grouped or read from git again, and by construction it is what the queue and Slack say."""
+    mine = [r for r in refs if _alertable(r.key.metric) and (q.metric is None or r.key.metric == q.metric)]
+    by_series = alerts_by_series(session, [r.series_id for r in mine])
+    headline = HEADLINE_OF[q.source]
+    out = []
+    for kernel in sorted({r.key.kernel for r in refs if q.kernel is None or r.key.kernel == q.kernel}):
+        pairs = [(alert_move(a, r.key, view.runs), a) for r in mine if r.key.kernel == kernel
+                 for a in live_alerts(by_series.get(r.series_id, [])) if a.state != MoveState.RETRACTED]
+        move, others = _nearest([m for m, _ in pairs], when, q.window_nights)
+        if move is None:
+            metric = q.metric or headline
+            ref = next((r for r in refs if r.key.kernel == kernel and r.key.metric == metric), None)
+            if ref is not None:
+                out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
+            continue
+        alert = next(a for m, a in pairs if m is move)
+        out.append(_stored_explained(q, move, alert, others))
+    return out
 
 
 def investigate(store: Store, settings: Settings, q: Question, repo: Path | None) -> list[dict]:
@@ -154,24 +196,29 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
     from service.pipeline.events import explain_groups, move_key, part_of
 
     when = datetime.combine(q.day, time(12, 0), tzinfo=timezone.utc)
-    stages = Stages(settings, repo)
     with store.session() as session:
-        _check_question(session, q)
+        metric_asked = _check_question(session, q)
         headline = HEADLINE_OF[q.source]
+        every = series_refs(session, source=q.source)
+        platform = [r for r in every if r.key.platform_short == q.platform_short]
+        if _alertable(metric_asked) and _same_clone(settings, repo) and detected_through(
+                session, [r.series_id for r in platform if _alertable(r.key.metric)]):
+            view = SourceView.load(session, q.source, platform)
+            _data_span(view, when, q.window_nights)
+            out = _from_store(session, q, view, platform, when)
+            out.sort(key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
+            return out
         # the other platforms are context (a move elsewhere that night is evidence): their
         # headline, and the metric asked about, as the nightly pass sees them beside this one
-        refs = [r for r in series_refs(session, source=q.source)
-                if r.key.metric in (headline, q.metric) or r.key.platform_short == q.platform_short]
+        refs = [r for r in every if r.key.metric in (headline, q.metric) or r.key.platform_short == q.platform_short]
         view = SourceView.load(session, q.source, refs)
         _data_span(view, when, q.window_nights)
         # what is alerted, and the metric asked about even where it is evidence only (compile time)
         asked = [r.series_id for r in refs if q.metric is not None and r.key.metric == q.metric
                  and r.key.platform_short == q.platform_short]
         alertable = [r.series_id for r in refs if _alertable(r.key.metric)]
-        if not asked and detected_through(session, alertable):
-            moves = _detected(session, view, alertable)
-        else:
-            moves = fresh_moves(stages, view, alertable + asked, asked=asked)
+        stages = Stages(settings, repo)
+        moves = fresh_moves(stages, view, alertable + asked, asked=asked)
         # only the events that can hold the answer are explained: the nightlies near the date
         # (with a margin, so every group that reaches into the window forms as the nightly pass
         # forms it: a group spans one nightly either side of its anchor)
