@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
+from tests.shared_data import bundle_path
+
+BUNDLE = bundle_path()  # the shared data folder, found by one rule (tests/shared_data.py)
 
 WATCHED = (
     ".github/workflows/benchmark.yml",

@@ -14,10 +14,12 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.shared_data import bundle_path, commits_jsonl
+
 import yaml
 
-BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
-COMMITS_JSONL = Path("/work/shared/datasets/helion-commits/commits.jsonl")
+BUNDLE = bundle_path()  # the shared data folder, found by one rule (tests/shared_data.py)
+COMMITS_JSONL = commits_jsonl()
 
 DISPATCH = ".github/workflows/benchmark_dispatch.yml"
 BENCH = ".github/workflows/benchmark.yml"

@@ -6,8 +6,10 @@ import json
 import subprocess
 from pathlib import Path
 
-BUNDLE = Path("/work/shared/datasets/helion-repo/helion-main.bundle")
-COMMITS = Path("/work/shared/datasets/helion-commits/commits.jsonl")
+from tests.shared_data import bundle_path, commits_jsonl
+
+BUNDLE = bundle_path()  # the shared data folder, found by one rule (tests/shared_data.py)
+COMMITS = commits_jsonl()
 HEAD = "ef091f416a50c443b38e4c8bff2980777f5ff225"
 
 
