@@ -89,6 +89,9 @@ class Move:
     nights_after: int  # trend nightlies seen at/after first_bad
     noise_sigma: float  # robust scatter of log values
     end: RunRef | None = None  # state "ended": the first nightly back at the old level
+    # found by both timers of the kernel together (`detect.joint`): each timer alone is under
+    # the one-night bar, so ``significance`` is the two timers' together
+    joint: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+import pytest
 
 from service.detect import DetectSettings, detect_series
 from service.detect.joint import align_timers
@@ -78,3 +79,67 @@ def test_timers_that_truly_stepped_on_different_nights_keep_their_nights():
     ms, ml = detect_series(speed, S), detect_series(lat, S)
     assert [_moved_night(m) for m in ms] == [30] and [_moved_night(m) for m in ml] == [32]
     assert align_timers([*ms, *ml], {speed.key: speed, lat.key: lat}, NIGHTS, S) == [*ms, *ml]
+
+
+# --- steps only both timers together show (detect.joint.joint_moves) -----------------------------
+
+LONG = 90
+LONG_NIGHTS = {f"{7000 + i}": i for i in range(LONG)}
+
+
+def _pair(seed: int, at: int | None, speed_pct: float, lat_pct: float, speed_noise=0.04, lat_noise=0.03):
+    rng = np.random.default_rng(seed)
+    speed = 2.0 * np.exp(rng.normal(0, speed_noise, LONG))
+    lat = 0.5 * np.exp(rng.normal(0, lat_noise, LONG))
+    if at is not None:
+        speed[at:] *= 1 + speed_pct
+        lat[at:] *= 1 + lat_pct
+    return _series("helion_speedup_geomean", speed), _series("helion_latency_avg_ms", lat)
+
+
+def _joint(speed, lat):
+    from service.detect.joint import joint_moves
+
+    known = [*detect_series(speed, S), *detect_series(lat, S)]
+    return known, joint_moves(speed, lat, S, known, LONG_NIGHTS)
+
+
+@pytest.mark.parametrize("pct, speed_noise, lat_noise", [(0.10, 0.04, 0.03), (0.08, 0.03, 0.03), (0.07, 0.025, 0.025)])
+def test_a_modest_step_both_timers_share_is_found_on_both_at_its_night(pct, speed_noise, lat_noise):
+    """Helion 7-10% slower on both timers at 2.5-4% scatter: around each series' own one-night
+    bar (3.1 sigmas). Where neither timer's own search sees it, the joint rule does: a move of
+    each timer on the step's night (one off at most), marked joint. Every seed is found by one
+    or the other."""
+    joint_found = exact = 0
+    for seed in range(30):
+        speed, lat = _pair(seed, 40, -pct, pct, speed_noise, lat_noise)
+        known, joint = _joint(speed, lat)
+        if any(abs(LONG_NIGHTS[m.first_bad.run_id] - 40) <= 2 for m in known):
+            continue  # one timer's own search saw it: nothing for the joint rule to add
+        assert len(joint) == 2, seed
+        joint_found += 1
+        assert {m.key.metric for m in joint} == {"helion_speedup_geomean", "helion_latency_avg_ms"}
+        assert all(m.joint and m.direction == "regression" for m in joint)
+        nights = {LONG_NIGHTS[m.first_bad.run_id] for m in joint}
+        assert len(nights) == 1 and abs(nights.pop() - 40) <= 1, seed
+        exact += LONG_NIGHTS[joint[0].first_bad.run_id] == 40
+    assert joint_found >= 5 and exact >= 0.8 * joint_found, (joint_found, exact)
+
+
+@pytest.mark.parametrize("speed_pct, lat_pct", [(-0.10, 0.0), (0.0, 0.10), (-0.10, -0.10)])
+def test_one_timer_alone_or_timers_that_disagree_make_no_joint_move(speed_pct, lat_pct):
+    """A step on one timer is that timer's own search's (or a method change); timers moving
+    apart are not a change of the kernel's speed."""
+    for seed in range(20):
+        assert _joint(*_pair(seed, 40, speed_pct, lat_pct))[1] == [], seed
+
+
+def test_two_quiet_timers_raise_no_joint_move():
+    false = sum(len(_joint(*_pair(seed, None, 0.0, 0.0))[1]) > 0 for seed in range(200))
+    assert false <= 2
+
+
+def test_a_step_a_timer_already_shows_is_not_added_again():
+    speed, lat = _pair(1, 40, -0.25, 0.25, speed_noise=0.01, lat_noise=0.01)
+    known, joint = _joint(speed, lat)
+    assert {LONG_NIGHTS[m.first_bad.run_id] for m in known} == {40} and joint == []

@@ -162,8 +162,10 @@ def _persistence(m: Move) -> Evidence:
         when = f"ended after {nights}" + (f" (back on {m.end.date:%Y-%m-%d})" if m.end is not None else "")
     else:
         when = f"{m.state}, {nights} at the new level"
+    scatter = ("σ of the two timers' scatter together (each alone is under the one-night bar)" if m.joint
+               else "σ of the series' own scatter")
     return Evidence("persistence", "neutral",
-                    f"{m.key.metric} {m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter; {when}",
+                    f"{m.key.metric} {m.change_pct:+.1f}% is {m.significance:.1f}{scatter}; {when}",
                     {"significance": round(m.significance, 2), "nights_after": m.nights_after, "state": m.state})
 
 

@@ -11,6 +11,7 @@ moves out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -88,5 +89,62 @@ def _resplit(m: Move, sd: SeriesData | None, night: int, night_of: Mapping[str, 
         key=m.key, last_good=_ref(pts[j - 1]), first_bad=_ref(pts[j]), before=m.before, after=m.after,
         change_pct=m.change_pct, direction=m.direction, significance=m.significance,
         state="provisional" if nights_after < s.confirm_nights else "confirmed", nights_after=nights_after,
-        noise_sigma=m.noise_sigma,
+        noise_sigma=m.noise_sigma, joint=m.joint,
     )
+
+
+# --- steps only the two timers together show ---------------------------------------------------
+
+
+def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, known: Sequence[Move],
+                night_of: Mapping[str, int]) -> list[Move]:
+    """Steps of one kernel that both its timers show and neither shows alone.
+
+    Why: a Helion change moves the CUDA-graph speedup and the do_bench latency together. A 10%
+    step on a timer with 4% night-to-night scatter is under the one-night bar (2.5 sigmas) of
+    each series' own search, yet a person sees it at once on the two charts side by side. Each
+    timer is put in units of its own scatter and signed so that "Helion slower" is up on both;
+    their sum / sqrt(2) has unit noise and twice the evidence of a step both share, while a
+    stray outlier on one timer counts half. The usual search and filters run on that sum (its
+    step must clear ``joint_significance`` of its unit noise); a step it keeps becomes a move of
+    both series only where each timer moved the same way by at least ``min_change_pct`` and
+    ``joint_min_sigma`` of its own scatter (one timer moving alone
+    is for its own search, or a method change), and where neither series already has a move
+    of that direction within ``match_nights``."""
+    from service.detect.core import noise_sigma, steps
+    from service.detect.pooled import move_at
+
+    ps, pl = trend_points(speedup), trend_points(latency)
+    lat_at = {p.run_id: j for j, p in enumerate(pl)}
+    pairs = [(i, lat_at[p.run_id]) for i, p in enumerate(ps) if p.run_id in lat_at and p.run_id in night_of]
+    if len(pairs) < 2 * s.min_size + 1:
+        return []
+    a = -np.log([ps[i].value for i, _ in pairs])  # speedup down = Helion slower: up
+    b = np.log([pl[j].value for _, j in pairs])  # latency up = Helion slower: up
+    sa, sb = noise_sigma(a), noise_sigma(b)
+    if sa <= 0 or sb <= 0:
+        return []
+    found, _ = steps((a / sa + b / sb) / np.sqrt(2.0), s.model_copy(update={"min_significance": s.joint_significance}),
+                     log=False)
+    cps = [st.index for st in found if st.end is None]
+    bounds = [0, *cps, len(pairs)]
+    out: list[Move] = []
+    for k, c in enumerate(cps):
+        lo, hi = bounds[k], bounds[k + 2]
+        da = float(np.median(a[c:hi]) - np.median(a[lo:c]))
+        db = float(np.median(b[c:hi]) - np.median(b[lo:c]))
+        if da * db <= 0:
+            continue  # the timers disagree: not a step of the kernel's speed
+        if min(abs(da) / sa, abs(db) / sb) < s.joint_min_sigma:
+            continue
+        if min(abs(np.expm1(da)), abs(np.expm1(db))) * 100.0 < s.min_change_pct:
+            continue
+        night = night_of[ps[pairs[c][0]].run_id]
+        together = next(st.significance for st in found if st.index == c and st.end is None)
+        moves = [replace(move_at(speedup, ps, pairs[c][0], together, sa, s), joint=True),
+                 replace(move_at(latency, pl, pairs[c][1], together, sb, s), joint=True)]
+        if any(m.key == n.key and m.direction == n.direction and n.first_bad.run_id in night_of
+               and abs(night_of[n.first_bad.run_id] - night) <= s.match_nights for m in moves for n in known):
+            continue
+        out += moves
+    return out

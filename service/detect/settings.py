@@ -43,6 +43,8 @@ class DetectSettings(BaseModel):
     pooled_window: int = Field(7, ge=3, le=60)
     pooled_min_pct: float = Field(1.5, ge=0, le=1000)
     pooled_noise_floor: float = Field(0.002, ge=0, le=1)
+    joint_significance: float = Field(2.5, ge=0, le=1000)
+    joint_min_sigma: float = Field(1.5, ge=0, le=100)
 
     @classmethod
     def from_mapping(cls, data: "DetectSettings | Mapping[str, Any] | None") -> "DetectSettings":

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
-from service.domain import HEADLINE_OF, SOURCES, MetricKind
+from service.domain import HEADLINE_OF, LATENCY, SOURCES, MetricKind, Source
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import AttributeChange, Classification, Move, SeriesData
@@ -424,7 +424,31 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
         more = extra.get(view.data[sid].key)
         if more:
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
+    _add_joint_moves(found, view, stages, night_of)
     return _crowd_only(_one_night_per_kernel(found, view, stages, night_of), view, stages, frozenset(asked))
+
+
+def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Stages,
+                     night_of: dict[str, int]) -> None:
+    """Steps a kernel's two timers show together and neither alone (`detect.joint.joint_moves`),
+    added to both series (in place). Only where both series are being detected: a pass sees
+    the two timers of a kernel together, the new nightly having reached both."""
+    from service.detect.joint import joint_moves
+
+    if view.source != Source.DASHBOARD:
+        return
+    timers: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for sid in found:
+        key = view.data[sid].key
+        if key.metric in (HEADLINE_OF[view.source], LATENCY):
+            timers[(key.platform_short, key.kernel)][key.metric] = sid
+    for pair in timers.values():
+        if len(pair) < 2:
+            continue
+        sp, lat = pair[HEADLINE_OF[view.source]], pair[LATENCY]
+        for m in joint_moves(view.data[sp], view.data[lat], stages.dset, [*found[sp], *found[lat]], night_of):
+            sid = sp if m.key == view.data[sp].key else lat
+            found[sid] = sorted([*found[sid], m], key=lambda x: x.first_bad.date)
 
 
 def _one_night_per_kernel(found: dict[int, list[Move]], view: SourceView, stages: Stages,

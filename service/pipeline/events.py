@@ -191,7 +191,7 @@ class EventGatherer:
         for m in group.moves:
             if move_key(m) in blips:
                 continue
-            if m.significance < min_sig and m.direction not in crowd:
+            if m.significance < min_sig and m.direction not in crowd and not m.joint:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
             c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)
