@@ -279,6 +279,9 @@ def evaluate(name: str, world, workdir: Path, start: int) -> dict:
     out["monitors"]["benchwatch_shared"] = _mark_replayed(score(world, ours + answered, shared=True), world, start)
     out["outages"] = {"labels": len(labels), "raised_as_health_alerts": sum(
         1 for lab in labels if any(meets(a, lab) for a in outages)),
+        # health is judged on the newest nightly: an outage over before the replay began was
+        # never a newest nightly benchwatch saw, and no health alert can be raised for it
+        "before_replay": sum(1 for lab in labels if (world.night_of(lab.first_bad_run_id) or 0) < start),
         "platform_outage_alerts": len({(a["platform_short"], a["first_bad_run_id"]) for a in outages})}
     for monitor, alerts in anchors(world).items():
         out["monitors"][monitor] = score(world, alerts)
@@ -409,6 +412,15 @@ def _write(runs: list[dict], results: Path) -> int:
                                f"{sum(c['single_candidate'] for c in ch)} | "
                                f"{_fmt(summary[f'{group}/benchwatch'].get('culprit_top1'))} |")
     text = table(rows) + ("\n\n" + "\n".join(chance_rows) if len(chance_rows) > 2 else "")
+    outage_rows = []
+    for group in ("ours", "blind", "heldout", "fresh", "newest", "setE"):
+        o = [r["outages"] for r in runs if r["world"].startswith(group) and "outages" in r]
+        if o and sum(x["labels"] for x in o):
+            outage_rows.append(f"{group}: {sum(x['labels'] for x in o)} outage labels, "
+                               f"{sum(x['raised_as_health_alerts'] for x in o)} raised as health alerts, "
+                               f"{sum(x.get('before_replay', 0) for x in o)} over before the replay began")
+    if outage_rows:
+        text += "\n\n" + "\n".join(outage_rows)
     print(text)
     results.parent.mkdir(exist_ok=True)
     results.write_text(json.dumps({"table": text, "summary": summary, "runs": runs}, indent=1, default=str))
