@@ -431,24 +431,26 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
 def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Stages,
                      night_of: dict[str, int]) -> None:
     """Steps a kernel's two timers show together and neither alone (`detect.joint.joint_moves`),
-    added to both series (in place). Only where both series are being detected: a pass sees
-    the two timers of a kernel together, the new nightly having reached both."""
+    added (in place) to the timers being detected. The other timer is read as it is stored
+    even when it has no new nightly (a night its run failed): the step stays found, night after
+    night, instead of being retracted and reopened."""
     from service.detect.joint import joint_moves
 
     if view.source != Source.DASHBOARD:
         return
     timers: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
-    for sid in found:
-        key = view.data[sid].key
-        if key.metric in (HEADLINE_OF[view.source], LATENCY):
-            timers[(key.platform_short, key.kernel)][key.metric] = sid
+    for r in view.refs:
+        if r.key.metric in (HEADLINE_OF[view.source], LATENCY) and r.series_id in view.data:
+            timers[(r.key.platform_short, r.key.kernel)][r.key.metric] = r.series_id
     for pair in timers.values():
-        if len(pair) < 2:
+        if len(pair) < 2 or not any(sid in found for sid in pair.values()):
             continue
         sp, lat = pair[HEADLINE_OF[view.source]], pair[LATENCY]
-        for m in joint_moves(view.data[sp], view.data[lat], stages.dset, [*found[sp], *found[lat]], night_of):
+        known = [*found.get(sp, ()), *found.get(lat, ())]
+        for m in joint_moves(view.data[sp], view.data[lat], stages.dset, known, night_of):
             sid = sp if m.key == view.data[sp].key else lat
-            found[sid] = sorted([*found[sid], m], key=lambda x: x.first_bad.date)
+            if sid in found:
+                found[sid] = sorted([*found[sid], m], key=lambda x: x.first_bad.date)
 
 
 def _one_night_per_kernel(found: dict[int, list[Move]], view: SourceView, stages: Stages,
