@@ -205,6 +205,38 @@ def test_event_verdict(name):
         assert v.culprit is None
 
 
+def test_an_autotune_change_is_read_with_the_footprint_it_predicts():
+    """The autotune settings changed in the window (27b93292's fixed seed): Helion itself moved on
+    both timers, the baselines stayed flat and compile time did not collapse, a commit of the
+    slice is in the window. That is the footprint an autotune change leaves (another config
+    runs), so it does not count against the method change; without the settings fact the same
+    footprint is a real change, and with a pin changed as well it is weighed as before."""
+    helion_only = [k(n, -9, 10) for n in ("gemm", "softmax", "rms_norm")]
+    seed = FactChange("autotune", "benchmark_nightly.yml: autotune settings (none) -> HELION_AUTOTUNE_RANDOM_SEED=123456",
+                      "method_change", ".github/workflows/benchmark_nightly.yml", "(none)",
+                      "HELION_AUTOTUNE_RANDOM_SEED=123456")
+    settings_commit = commit(0.55, "Use fixed seed for nightly benchmarks (#2561)")
+    with_fact = classify_event(event(helion_only, platform_facts=(seed,), top_candidate=commit(0.65),
+                                     harness_commit=settings_commit), TABLE)
+    assert (with_fact.cause, with_fact.kind) == ("method_change", "autotune")
+    without = classify_event(event(helion_only, top_candidate=commit(0.65), harness_commit=settings_commit), TABLE)
+    assert without.cause == "real"
+    # the same event weighed as a method change usually looks (no mechanism rows): real
+    plain = LikelihoodTable(observations=TABLE.observations, explain=TABLE.explain)
+    assert classify_event(event(helion_only, platform_facts=(seed,), top_candidate=commit(0.65),
+                                harness_commit=settings_commit), plain).cause == "real"
+    both = event(helion_only, platform_facts=(seed, PIN), top_candidate=commit(0.65))
+    from service.classify.explain import mechanism_of
+
+    assert mechanism_of(observe(both), TABLE) is None
+    assert mechanism_of(observe(event(helion_only, platform_facts=(seed,))), TABLE) == "autotune"
+
+
+def test_a_mechanism_row_must_name_a_cause():
+    with pytest.raises(Exception, match="must name one of"):
+        LikelihoodTable(observations={}, mechanisms={"autotune": {"timers": "hardwre"}})
+
+
 def test_the_decisive_fact_is_named_and_is_the_change_fact():
     v = classify_event(CASES["runner"][0], TABLE)
     assert v.explanation.decisive is not None and v.explanation.decisive.name == "platform_change"

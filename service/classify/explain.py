@@ -41,6 +41,19 @@ class LikelihoodTable(BaseModel):
     causes: tuple[str, ...] = CAUSES
     observations: dict[str, dict[str, dict[str, float]]]
     explain: dict[str, float] = Field(default_factory=lambda: {"decisive_ratio": 8.0})
+    # mechanism -> observation -> the cause whose prediction a method change through that
+    # mechanism shares (an autotune change alters the config Helion runs: it predicts Helion's
+    # own footprint, as a real change does); read off the facts of the event's observations
+    mechanisms: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    @field_validator("mechanisms")
+    @classmethod
+    def _mechanisms(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for mech, rows in v.items():
+            for obs, cause in rows.items():
+                if cause not in CAUSES:
+                    raise ValueError(f"{mech}.{obs} must name one of {', '.join(CAUSES)}, not {cause!r}")
+        return v
 
     @field_validator("causes")
     @classmethod
@@ -113,15 +126,41 @@ class Explanation:
     leaning: tuple[tuple[str, str, float], ...] = ()
 
 
+METHOD = "method_change"
+
+
+def mechanism_of(observations: list[Observation] | tuple[Observation, ...], table: LikelihoodTable) -> str | None:
+    """The one mechanism the event's parsed method facts name (the kinds of its global and
+    kernel method facts), when the table says how a method change through it looks. Facts of
+    two mechanisms (a pin and the autotune budget in one window) predict a mixture: none."""
+    kinds: set[str] = set()
+    for ob in observations:
+        if ob.name in ("global_method", "kernel_method") and ob.facts:
+            kinds.update(ob.facts.get("kinds") or [ob.facts.get("kind")])
+    kinds.discard(None)
+    return next(iter(kinds)) if len(kinds) == 1 and next(iter(kinds)) in table.mechanisms else None
+
+
+def _rows(observations, table: LikelihoodTable):
+    """Each observation with the row it is weighed by: the table's, with the method-change
+    column taken from the cause the event's mechanism shares the prediction of."""
+    shared = table.mechanisms.get(mechanism_of(observations, table) or "", {})
+    for ob in observations:
+        row = table.row(ob.name, ob.value)
+        if row is None:
+            continue
+        if ob.name in shared:
+            row = {**row, METHOD: row[shared[ob.name]]}
+        yield ob, row
+
+
 def explain(observations: list[Observation] | tuple[Observation, ...], table: LikelihoodTable) -> Explanation:
     """The cause with the highest summed log likelihood; ties go to the order of CAUSES."""
     scores = {c: 0.0 for c in CAUSES}
     leaning: list[tuple[str, str, float]] = []
     best_single: tuple[float, Observation] | None = None
-    for ob in observations:
-        row = table.row(ob.name, ob.value)
-        if row is None:
-            continue
+    rows = list(_rows(observations, table))
+    for ob, row in rows:
         for c in CAUSES:
             scores[c] += math.log(row[c])
         ranked = sorted(CAUSES, key=lambda c: -row[c])
@@ -132,10 +171,7 @@ def explain(observations: list[Observation] | tuple[Observation, ...], table: Li
     z = sum(math.exp(v - top) for v in scores.values())
     confidence = 1.0 / z
     # decisive: the observation favouring the winner by the decisive ratio or more (the largest)
-    for ob in observations:
-        row = table.row(ob.name, ob.value)
-        if row is None:
-            continue
+    for ob, row in rows:
         others = max(row[c] for c in CAUSES if c != cause)
         ratio = row[cause] / others
         if ratio >= table.decisive_ratio and (best_single is None or ratio > best_single[0]):

@@ -229,14 +229,17 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         value = "all" if len(with_fact) == n or len(with_fact) >= max(2, 0.5 * n) else "some"
         obs.append(Observation("kernel_method", value,
                                f"{len(with_fact)} of {n} kernels' measurement changed: {f.detail}",
-                               {**_fact_json(f), "kernels": [k.kernel for k in with_fact][:20]}))
+                               {**_fact_json(f), "kernels": [k.kernel for k in with_fact][:20],
+                                "kinds": sorted({x.kind for k in with_fact for x in k.facts
+                                                 if x.kind in KERNEL_METHOD_FACTS})}))
     else:
         obs.append(Observation("kernel_method", "none", "no change to how these kernels are measured"))
 
     glob = [f for f in ev.platform_facts if f.kind in GLOBAL_METHOD_FACTS]
     glob += [f for k in ev.kernels for f in k.facts if f.kind in GLOBAL_METHOD_FACTS]
     if glob:
-        obs.append(Observation("global_method", "present", glob[0].detail, _fact_json(glob[0])))
+        obs.append(Observation("global_method", "present", glob[0].detail,
+                               {**_fact_json(glob[0]), "kinds": sorted({f.kind for f in glob})}))
     else:
         obs.append(Observation("global_method", "none", "no change to the baselines' pins, autotune settings or timers"))
 
