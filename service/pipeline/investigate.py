@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session
 from service.config import Settings
 from service.domain import HEADLINE_OF
 from service.errors import BenchwatchError
-from service.records import Classification, Move, SeriesData
+from service.records import Move, SeriesData
 from service.records import HEADLINE, aware
 from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
-from service.store.alert_reads import commit_json, related_json, run_json
+from service.store.alert_reads import run_json
 from service.domain import MoveState
-from service.store.alerts_writer import alert_move, alerts_by_series, evidence_item, live_alerts
+from service.store.alerts_writer import alert_move, alerts_by_series, classification_fields, live_alerts
 from service.store.db import Store
 from service.store.series_io import detected_through, series_refs
 from service.store.tables import Alert, Track
@@ -98,22 +98,32 @@ def _brief(m: Move) -> dict:
             "state": m.state, "significance": round(m.significance, 1)}
 
 
-def _explained(q: Question, move: Move, c: Classification, others: list[Move]) -> dict:
+def _explained(q: Question, move: Move, verdict: dict, others: list[Move]) -> dict:
+    """One answer: the move, and its verdict as an alert row holds it (`classification_fields`
+    of a fresh classification, or the columns of the stored alert)."""
     return {
         "source": q.source, "platform_short": move.key.platform_short, "kernel": move.key.kernel,
-        "metric": move.key.metric, "cause": c.cause, "kind": c.kind, "direction": move.direction,
-        "confidence": round(float(c.confidence), 3),
+        "metric": move.key.metric, "cause": verdict["cause"], "kind": verdict["cause_kind"] or "",
+        "direction": move.direction, "confidence": round(float(verdict["confidence"]), 3),
         "last_good": run_json(move.last_good), "first_bad": run_json(move.first_bad),
         "end": run_json(move.end) if move.end is not None else None,
         "before": move.before, "after": move.after, "change_pct": round(move.change_pct, 2),
         "significance": round(move.significance, 1),
-        "true_speedup": c.true_speedup, "true_speedup_reason": c.true_speedup_reason,
-        "culprit": commit_json(c.culprit), "change_commit": commit_json(c.change_commit),
-        "candidates": [commit_json(x) for x in c.candidates],
-        "evidence": [evidence_item(e) for e in c.evidence],
-        "related": related_json(c.related),
-        "others": [_brief(m) for m in others],
+        "true_speedup": verdict["true_speedup"], "true_speedup_reason": verdict["true_speedup_reason"] or "",
+        "culprit": verdict["culprit"], "change_commit": verdict["change_commit"],
+        "candidates": list(verdict["candidates"] or []), "evidence": list(verdict["evidence"] or []),
+        "related": list(verdict["related"] or []), "others": [_brief(m) for m in others],
     }
+
+
+_STORED = ("cause", "cause_kind", "confidence", "evidence", "true_speedup", "true_speedup_reason", "culprit",
+           "change_commit", "candidates", "related")
+
+
+def _stored_verdict(alert: Alert) -> dict:
+    """What the detect pass stored about a move (the machine's verdict: a human reclassification
+    is the queue's, not the detector's)."""
+    return {f: getattr(alert, f) for f in _STORED}
 
 
 def _data_span(view: SourceView, when: datetime, nights: int) -> None:
@@ -136,24 +146,6 @@ def _nearest(moves: list[Move], when: datetime, nights: int) -> tuple[Move | Non
     near.sort(key=lambda m: (abs((aware(m.first_bad.date) - when).total_seconds()) // 86400,
                              m.key.metric not in HEADLINE, -m.significance))
     return near[0], near[1:]
-
-
-def _stored_explained(q: Question, move: Move, alert: Alert, others: list[Move]) -> dict:
-    """What the detect pass stored about this move, in `_explained`'s words (the machine's
-    verdict: a human reclassification is the queue's, not the detector's)."""
-    return {
-        "source": q.source, "platform_short": move.key.platform_short, "kernel": move.key.kernel,
-        "metric": move.key.metric, "cause": alert.cause, "kind": alert.cause_kind or "", "direction": move.direction,
-        "confidence": round(float(alert.confidence), 3),
-        "last_good": run_json(move.last_good), "first_bad": run_json(move.first_bad),
-        "end": run_json(move.end) if move.end is not None else None,
-        "before": move.before, "after": move.after, "change_pct": round(move.change_pct, 2),
-        "significance": round(move.significance, 1),
-        "true_speedup": alert.true_speedup, "true_speedup_reason": alert.true_speedup_reason or "",
-        "culprit": alert.culprit, "change_commit": alert.change_commit,
-        "candidates": list(alert.candidates or []), "evidence": list(alert.evidence or []),
-        "related": list(alert.related or []), "others": [_brief(m) for m in others],
-    }
 
 
 def _same_clone(settings: Settings, repo: Path | None) -> bool:
@@ -184,7 +176,7 @@ def _from_store(session: Session, q: Question, view: SourceView, refs: list, whe
                 out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
             continue
         alert = next(a for m, a in pairs if m is move)
-        out.append(_stored_explained(q, move, alert, others))
+        out.append(_explained(q, move, _stored_verdict(alert), others))
     return out
 
 
@@ -245,7 +237,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
                 if ref is not None:
                     out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
                 continue
-            out.append(_explained(q, move, c, others))
+            out.append(_explained(q, move, classification_fields(c), others))
     out.sort(key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
     return out
 

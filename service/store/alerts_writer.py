@@ -64,7 +64,8 @@ def evidence_item(e) -> dict:
     return out
 
 
-def _classification_fields(c: Classification) -> dict:
+def classification_fields(c: Classification) -> dict:
+    """A verdict as an alert row stores it (and `investigate` shows it, stored or fresh)."""
     return dict(
         cause=c.cause,
         cause_kind=c.kind or "",
@@ -196,7 +197,7 @@ def upsert_alert(
         alert = Alert(
             series_id=rec.series_id, status=AlertStatus.OPEN, created_at=naive(now), updated_at=naive(now),
             reopened_from=found.id if found else None, human_cause=None,
-            **_move_fields(rec), **_classification_fields(rec.classification),
+            **_move_fields(rec), **classification_fields(rec.classification),
         )
         session.add(alert)
         session.flush()
@@ -212,7 +213,7 @@ def upsert_alert(
         # a vanished move keeps its last numbers; only its state changes
         fields = {"state": MoveState.RETRACTED}
     if rec.classification is not None and not retracted:
-        fields.update(_classification_fields(rec.classification))
+        fields.update(classification_fields(rec.classification))
     changed = {k: v for k, v in fields.items() if getattr(found, k) != v}
     if not changed:
         return AlertOutcome(found.id, "unchanged", False)
