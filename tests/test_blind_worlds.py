@@ -159,9 +159,10 @@ def test_deterministic_per_seed(world, tmp_path):
     assert w2.pretuned_bytes(3) == world.pretuned_bytes(3)
 
 
-def test_an_alert_near_two_labels_counts_for_its_own():
-    """A cudagraph flip on night 10 and a compile-time fix on night 12 on the same series: the
-    compile-time alert is the second label's, not a vote on the first one's nightly or kind."""
+def test_an_alert_near_two_labels_counts_for_its_own_under_the_own_label_rule():
+    """A cudagraph flip on night 10 and a compile-time fix on night 12 on the same series: under
+    the own-label rule the compile-time alert is the second label's, not a vote on the first
+    one's nightly or kind; under the first rule it counts for both."""
     from types import SimpleNamespace
 
     nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(20)]
@@ -183,9 +184,9 @@ def test_an_alert_near_two_labels_counts_for_its_own():
 
     alerts = [alert("helion_speedup_geomean", 10, "cudagraph"), alert("compile_time_geomean_s", 12, "timer"),
               alert("helion_latency_avg_ms", 12, "timer")]
-    cases = {c["id"]: c for c in score(world, alerts)["cases"]}
+    cases = {c["id"]: c for c in score(world, alerts, own_label=True)["cases"]}
     assert cases["l0"]["alerts"] == 1 and cases["l0"]["first_bad_ok"] and cases["l0"]["kind_ok"]
     # the latency alert lists neither label's metric: it goes to the nearest, the timer label
     assert cases["l1"]["alerts"] == 2 and cases["l1"]["first_bad_ok"]
-    shared = {c["id"]: c for c in score(world, alerts, shared=True)["cases"]}
+    shared = {c["id"]: c for c in score(world, alerts)["cases"]}
     assert shared["l0"]["alerts"] == 3 and not shared["l0"]["first_bad_ok"]

@@ -44,10 +44,10 @@ honest_speedup (headline: helion_speedup_geomean / pretuned geomean, noise-free 
 
 score(world, alerts) rules: alerts with state 'retracted' are ignored. An alert matches a label
 when source equal, (platform_short, kernel) among its members, and its first_bad nightly within ±2
-nightlies of the label's (scatter labels: any alert on the series). An alert that matches several
-labels counts for those that list its metric (if any does), then the nearest first-bad nightly
-(`shared=True`: for every label it matches, the first rule). Kinds are compared through one
-spelling each (driver/toolchain = driver, heuristics/config = heuristics). Per label: got cause = majority
+nightlies of the label's (scatter labels: any alert on the series); it counts for every label it
+matches (`own_label=True`: only for those that list its metric, if any does, then the nearest
+first-bad nightly). Kinds are compared through one spelling each (driver/toolchain = driver,
+heuristics/config = heuristics). Per label: got cause = majority
 cause of matched alerts, got kind = majority kind among those; first_bad_ok = majority first_bad
 exact; culprit_ok = majority culprit equals; change_ok = any matched alert names the change sha;
 honest: share of matched headline-metric alerts within 3%; ended_ok = an 'ended' alert whose

@@ -44,16 +44,18 @@ def _owners(world, alert, candidates: list) -> list:
     return [l for l in own if gap(l) == best]
 
 
-def score(world, alerts: list[dict], shared: bool = False) -> dict:
-    """``shared``: the first scorer's rule, an alert counts for every label it matches (kept to
-    compare with figures measured before `_owners`)."""
+def score(world, alerts: list[dict], own_label: bool = False) -> dict:
+    """An alert counts for every label it matches (the rule every figure so far was measured
+    with). ``own_label``: only for the labels `_owners` gives it to, a stricter reading where two
+    labels on one series two nights apart each need alerts of their own (a label left with none
+    reads as missed, so it is reported beside the first rule, not instead of it)."""
     alerts = [a for a in alerts if a.get("state", "live") != "retracted"]
     labels = world.labels
     matched: dict[str, list[dict]] = {l.id: [] for l in labels}
     used = set()
     for j, a in enumerate(alerts):
         hits = [l for l in labels if _matches(world, l, a)]
-        for l in (hits if shared else _owners(world, a, hits)):
+        for l in (_owners(world, a, hits) if own_label else hits):
             matched[l.id].append(a)
             used.add(j)
     cases = []
