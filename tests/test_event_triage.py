@@ -205,6 +205,25 @@ def test_event_verdict(name):
         assert v.culprit is None
 
 
+def test_other_platforms_moving_with_the_same_machine_change_do_not_count_against_it():
+    """A CUDA image bump for every NVIDIA lane moved 4 of b200's 17 kernels and h100 the same
+    night: h100 moving is what the image change predicts, not a sign the cause is elsewhere."""
+    image = FactChange("toolchain", "benchmark_dispatch.yml: b200 toolchain cu128 -> cu130", "hardware",
+                       ".github/workflows/benchmark_dispatch.yml", "cu128", "cu130")
+    moved = [k(n, -3, 12, (3, 3)) for n in ("gemm", "softmax", "rms_norm", "jsd")]
+    alone = event(moved, ran=17, platform_facts=(image,), elsewhere=("h100",), top_candidate=commit(0.45))
+    shared = event(moved, ran=17, platform_facts=(image,), elsewhere=("h100",), elsewhere_same_change=("h100",),
+                   top_candidate=commit(0.45))
+    by = {o.name: o for o in observe(shared)}
+    assert by["elsewhere"].value == "same_change" and {o.name: o for o in observe(alone)}["elsewhere"].value == "also_moved"
+    a, b = classify_event(alone, TABLE), classify_event(shared, TABLE)
+    gain = lambda v: v.explanation.scores["hardware"] - v.explanation.scores["real"]  # noqa: E731
+    row = TABLE.observations["elsewhere"]
+    want = (math.log(row["same_change"]["hardware"] / row["same_change"]["real"])
+            - math.log(row["also_moved"]["hardware"] / row["also_moved"]["real"]))
+    assert want > 1.0 and gain(b) - gain(a) == pytest.approx(want, abs=0.01)
+
+
 def test_an_autotune_change_is_read_with_the_footprint_it_predicts():
     """The autotune settings changed in the window (27b93292's fixed seed): Helion itself moved on
     both timers, the baselines stayed flat and compile time did not collapse, a commit of the

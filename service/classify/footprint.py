@@ -76,6 +76,7 @@ class EventInput:
     kernels: tuple[KernelSteps, ...]
     ran: int  # kernels of this platform with a value on the first-bad nightly
     elsewhere: tuple[str, ...] = ()  # other hardware families where 2+ kernels moved that night
+    elsewhere_same_change: tuple[str, ...] = ()  # ... of those, the ones with a runner/image change as well
     platform_facts: tuple[FactChange, ...] = ()  # facts about the platform (runner, pins, autotune)
     top_candidate: RankedCommit | None = None
     window_known: bool = False
@@ -207,10 +208,16 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         breadth = "few"
     obs.append(Observation("breadth", breadth, f"{n} of the {ran} kernels that ran on {ev.platform} that night moved",
                            {"moved": n, "ran": ran, "kernels": names[:20]}))
-    obs.append(Observation(
-        "elsewhere", "also_moved" if ev.elsewhere else "quiet",
-        f"other platforms moved the same night ({', '.join(ev.elsewhere)})" if ev.elsewhere
-        else "the other platforms stayed quiet", {"platforms": list(ev.elsewhere)}))
+    if ev.elsewhere and set(ev.elsewhere) <= set(ev.elsewhere_same_change):
+        obs.append(Observation(
+            "elsewhere", "same_change",
+            f"other platforms moved the same night ({', '.join(ev.elsewhere)}), and their runner or image "
+            "changed in the window too", {"platforms": list(ev.elsewhere)}))
+    else:
+        obs.append(Observation(
+            "elsewhere", "also_moved" if ev.elsewhere else "quiet",
+            f"other platforms moved the same night ({', '.join(ev.elsewhere)})" if ev.elsewhere
+            else "the other platforms stayed quiet", {"platforms": list(ev.elsewhere)}))
 
     runner = [f for f in ev.platform_facts if f.kind == "runner_label"]
     tool = [f for f in ev.platform_facts if f.kind == "toolchain"]

@@ -125,6 +125,7 @@ class EventGatherer:
         fam = family(platform)
         direction = Counter(m.direction for m in group.moves).most_common(1)[0][0]
         elsewhere: dict[str, set[str]] = defaultdict(set)
+        one_move: dict[str, Move] = {}
         for other in night_groups:
             if other is group or other.platform_short in (None, platform):
                 continue
@@ -133,8 +134,16 @@ class EventGatherer:
             for m in other.moves:
                 if m.direction == direction:
                     elsewhere[other.platform_short].add(m.key.kernel)
+                    one_move.setdefault(other.platform_short, m)
         moved_elsewhere = tuple(sorted(p for p, ks in elsewhere.items() if len(ks) >= 2))
         platform_facts = tuple(f for f in self.facts(lead) if f.kernels is None)
+        # the other platforms that moved and whose own window holds a runner or image change too
+        # (a CUDA bump for every NVIDIA lane): their moving is that change's footprint
+        machine = ("runner_label", "toolchain")
+        shared_change = tuple(
+            p for p in moved_elsewhere
+            if any(f.kind in machine for f in platform_facts)
+            and any(f.kernels is None and f.kind in machine for f in self.facts(one_move[p])))
         window = self.stages.window(lead)
         known = window is not None and window.complete and self.stages.repo is not None
         top = None
@@ -148,6 +157,7 @@ class EventGatherer:
         ev = EventInput(
             source=self.view.source, platform=platform, kernels=kernels,
             ran=self.ran(platform, lead.first_bad.run_id, self.suite(lead)), elsewhere=moved_elsewhere,
+            elsewhere_same_change=shared_change,
             platform_facts=platform_facts, top_candidate=top, window_known=known,
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
