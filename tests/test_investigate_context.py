@@ -26,9 +26,10 @@ def _sha(i: int) -> str:
     return f"{i:08x}" + "ab" * 16
 
 
-def _world(store) -> None:
-    """h100 and mi350x (two hardware families): compile time +80% on every kernel on one nightly,
-    speed flat (how compile time is measured changed); 1% scatter everywhere."""
+def _world(store, only: str | None = None) -> None:
+    """h100 and mi350x (two hardware families): compile time +80% on every kernel on one nightly
+    (``only``: on that h100 kernel alone), speed flat (how compile time is measured changed);
+    1% scatter everywhere."""
     rng = random.Random(3)
     with store.session() as s:
         s.execute(insert(Run), [dict(source="dashboard", run_id=str(50_000 + i), sha=_sha(i)[:8], full_sha=_sha(i),
@@ -45,7 +46,9 @@ def _world(store) -> None:
         rows = []
         for sr in series:
             for i, pk in enumerate(pks):
-                jump = 1.8 if sr.metric == "compile_time_geomean_s" and i >= STEP else 1.0
+                track = next(t for t in tracks if t.id == sr.track_id)
+                stepped = only is None or (track.platform_short, track.kernel) == ("h100", only)
+                jump = 1.8 if sr.metric == "compile_time_geomean_s" and i >= STEP and stepped else 1.0
                 rows.append(dict(series_id=sr.id, run_pk=pk, failed=False,
                                  value=BASE[sr.metric] * jump * (1 + rng.gauss(0, 0.01))))
         s.execute(insert(Point), rows)
@@ -67,3 +70,20 @@ def test_investigate_of_compile_time_reads_the_other_platforms_as_the_nightly_pa
     assert (got["cause"], got["first_bad"]["sha"]) == (stored[0]["cause"], stored[0]["first_bad"]["sha"])
     assert [(e["check"], e["detail"]) for e in got["evidence"] if e["check"] != "persistence"] == \
         [(e["check"], e["detail"]) for e in stored[0]["evidence"] if e["check"] != "persistence"]
+
+
+def test_investigate_of_a_crowd_metric_by_name_shows_a_lone_move_the_pass_did_not_alert(lite):
+    """One kernel's compile time stepped alone: the pass keeps no alert for it (compile time alerts
+    only in a crowd), and asked about compile time by name `investigate` still shows the step,
+    searched afresh, while asked about the kernel's speed it answers from what the pass stored."""
+    _world(lite, only="gemm")
+    settings = load_settings()
+    detect_pass(lite, settings, None, fetch=False, now=T0 + timedelta(days=NIGHTS))
+    with lite.session() as s:
+        assert not [a for a in list_alerts(s, status="all") if a["metric"] == "compile_time_geomean_s"
+                    and a["state"] != "retracted"]
+    day = (T0 + timedelta(days=STEP)).date()
+    (got,) = investigate(lite, settings, Question("dashboard", "h100", "gemm", "compile_time_geomean_s", day), None)
+    assert got["first_bad"] is not None and got["first_bad"]["sha"] == _sha(STEP)[:8]
+    (speed,) = investigate(lite, settings, Question("dashboard", "h100", "gemm", None, day), None)
+    assert speed["first_bad"] is None and speed["cause"] == "noise"

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from service.config import Settings
 from service.domain import HEADLINE_OF
+from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import Move, SeriesData
 from service.records import HEADLINE, aware
@@ -193,7 +194,9 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         headline = HEADLINE_OF[q.source]
         every = series_refs(session, source=q.source)
         platform = [r for r in every if r.key.platform_short == q.platform_short]
-        if _alertable(metric_asked) and _same_clone(settings, repo) and detected_through(
+        # a metric that alerts only in a crowd (compile time) asked by name shows its moves
+        # whatever the crowd: searched afresh, as the stored alerts keep only the crowd's
+        if metric_of(metric_asked).alerts and _same_clone(settings, repo) and detected_through(
                 session, [r.series_id for r in platform if _alertable(r.key.metric)]):
             view = SourceView.load(session, q.source, platform)
             _data_span(view, when, q.window_nights)
