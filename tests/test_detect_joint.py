@@ -143,3 +143,17 @@ def test_a_step_a_timer_already_shows_is_not_added_again():
     speed, lat = _pair(1, 40, -0.25, 0.25, speed_noise=0.01, lat_noise=0.01)
     known, joint = _joint(speed, lat)
     assert {LONG_NIGHTS[m.first_bad.run_id] for m in known} == {40} and joint == []
+
+
+def test_a_joint_step_waits_for_confirm_nights():
+    """Under each timer's own bar, a step both show is believed once confirm_nights hold it: two
+    bad nights at the newest end (a blip that may come back) are not a joint move yet."""
+    for seed in range(20):
+        speed, lat = _pair(seed, LONG - 2, -0.10, 0.10)
+        assert _joint(speed, lat)[1] == [], seed
+    found = 0
+    for seed in range(20):
+        speed, lat = _pair(seed, LONG - S.confirm_nights - 3, -0.10, 0.10)
+        known, joint = _joint(speed, lat)
+        found += bool(joint) or any(LONG_NIGHTS[m.first_bad.run_id] >= LONG - S.confirm_nights - 5 for m in known)
+    assert found >= 15

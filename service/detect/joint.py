@@ -110,7 +110,9 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
     both series only where each timer moved the same way by at least ``min_change_pct`` and
     ``joint_min_sigma`` of its own scatter (one timer moving alone
     is for its own search, or a method change), and where neither series already has a move
-    of that direction within ``match_nights``."""
+    of that direction within ``match_nights``. Such a step is under each timer's own bar, so it
+    is believed once ``confirm_nights`` nightlies hold it: a two-night blip on both timers at the
+    newest nightlies is not a step yet (the one-series tail rule stays each series' own)."""
     from service.detect.core import noise_sigma, steps
     from service.detect.pooled import move_at
 
@@ -130,6 +132,8 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
     bounds = [0, *cps, len(pairs)]
     out: list[Move] = []
     for k, c in enumerate(cps):
+        if len(pairs) - c < s.confirm_nights:
+            continue  # under each timer's bar, a step is believed once confirm_nights hold it, not on the tail rule
         lo, hi = bounds[k], bounds[k + 2]
         da = float(np.median(a[c:hi]) - np.median(a[lo:c]))
         db = float(np.median(b[c:hi]) - np.median(b[lo:c]))
