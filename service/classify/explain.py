@@ -126,7 +126,7 @@ class Explanation:
     leaning: tuple[tuple[str, str, float], ...] = ()
 
 
-METHOD = "method_change"
+METHOD = Cause.METHOD_CHANGE.value
 
 
 def mechanism_of(observations: list[Observation] | tuple[Observation, ...], table: LikelihoodTable) -> str | None:

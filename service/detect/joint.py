@@ -1,4 +1,7 @@
-"""One kernel, one step night: the timers of a kernel that stepped a night apart are one move.
+"""A kernel's two timers read together: one step night for both (`align_timers`), and the steps
+only both together show (`joint_moves`).
+
+The timers of a kernel that stepped a night apart are one move.
 
 Helion's speedup (CUDA-graph timed) and its latency (do_bench) are separate measurements of the
 same kernel. Scatter, or a stray outlier on one timer, can put one series' split a night off
@@ -101,18 +104,17 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
     """Steps of one kernel that both its timers show and neither shows alone.
 
     Why: a Helion change moves the CUDA-graph speedup and the do_bench latency together. A 10%
-    step on a timer with 4% night-to-night scatter is under the one-night bar (2.5 sigmas) of
-    each series' own search, yet a person sees it at once on the two charts side by side. Each
-    timer is put in units of its own scatter and signed so that "Helion slower" is up on both;
-    their sum / sqrt(2) has unit noise and twice the evidence of a step both share, while a
-    stray outlier on one timer counts half. The usual search and filters run on that sum (its
-    step must clear ``joint_significance`` of its unit noise); a step it keeps becomes a move of
-    both series only where each timer moved the same way by at least ``min_change_pct`` and
-    ``joint_min_sigma`` of its own scatter (one timer moving alone
-    is for its own search, or a method change), and where neither series already has a move
-    of that direction within ``match_nights``. Such a step is under each timer's own bar, so it
-    is believed once ``confirm_nights`` nightlies hold it: a two-night blip on both timers at the
-    newest nightlies is not a step yet (the one-series tail rule stays each series' own)."""
+    step on a timer with 4% night-to-night scatter is 2.5 sigmas, under each series' one-night
+    bar, yet a person sees it at once on the two charts side by side. Each timer is put in units
+    of its own scatter and signed so that "Helion slower" is up on both; their sum / sqrt(2) has
+    unit noise and twice the evidence of a step both share, while a stray outlier on one timer
+    counts half. The usual search and filters run on that sum (its step must clear
+    ``joint_significance``); a step it keeps is a move of both series where each timer moved the
+    same way by ``min_change_pct`` and ``joint_min_sigma`` of its own scatter (one timer moving
+    alone is its own search's, or a method change's), and neither series has a move of that
+    direction within ``match_nights``. Under each timer's own bar, such a step is believed once
+    ``confirm_nights`` nightlies hold it: two bad nights on both timers at the newest end may be
+    a blip that comes back (the one-series tail rule stays each series' own)."""
     from service.detect.core import noise_sigma, steps
     from service.detect.pooled import move_at
 
