@@ -355,3 +355,14 @@ def test_compile_time_alone_on_nearly_every_kernel_is_a_compile_step_despite_a_s
                                                                           for i in range(3)]
     assert {o.name: o for o in observe(event(half, ran=13))}["metrics"].value == "performance"
     assert {o.name: o for o in observe(event(alone, ran=13))}["metrics"].value == "compile_only"
+
+
+def test_a_verdict_is_stored_and_read_back_in_one_shape():
+    """`investigate` shows a stored verdict and a fresh one alike: the alert columns read back are
+    exactly the fields a classification is stored as."""
+    from service.store.alerts_writer import VERDICT_COLUMNS, classification_fields
+    from service.store.tables import Alert
+
+    c = member_classification(classify_event(CASES["real single kernel"][0], TABLE), move("softmax"))
+    assert tuple(classification_fields(c)) == VERDICT_COLUMNS
+    assert set(VERDICT_COLUMNS) <= set(Alert.__table__.columns.keys())

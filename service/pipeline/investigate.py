@@ -19,18 +19,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
-from service.domain import HEADLINE_OF
+from service.domain import HEADLINE_OF, MoveState
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
 from service.records import Move, SeriesData
 from service.records import HEADLINE, aware
 from service.pipeline.detect_pass import SourceView, Stages, _alertable, _detectable, fresh_moves
 from service.store.alert_reads import run_json
-from service.domain import MoveState
-from service.store.alerts_writer import alert_move, alerts_by_series, classification_fields, live_alerts
+from service.store.alerts_writer import alert_move, alerts_by_series, classification_fields, live_alerts, stored_verdict
 from service.store.db import Store
 from service.store.series_io import detected_through, series_refs
-from service.store.tables import Alert, Track
+from service.store.tables import Track
 
 
 @dataclass(frozen=True)
@@ -94,6 +93,19 @@ def _quiet(q: Question, kernel: str, metric: str, series: SeriesData, when: date
     }
 
 
+def _quiet_answer(q: Question, kernel: str, refs: list, view: SourceView, when: datetime) -> list[dict]:
+    """A kernel with no move near the date: its level on the metric asked (or the headline)."""
+    metric = q.metric or HEADLINE_OF[q.source]
+    ref = next((r for r in refs if r.key.platform_short == q.platform_short and r.key.kernel == kernel
+                and r.key.metric == metric), None)
+    return [_quiet(q, kernel, metric, view.data[ref.series_id], when)] if ref is not None else []
+
+
+def _movers_first(out: list[dict]) -> list[dict]:
+    """Movers first, most significant first, then by kernel."""
+    return sorted(out, key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
+
+
 def _brief(m: Move) -> dict:
     return {"metric": m.key.metric, "first_bad": run_json(m.first_bad), "change_pct": round(m.change_pct, 2),
             "state": m.state, "significance": round(m.significance, 1)}
@@ -115,16 +127,6 @@ def _explained(q: Question, move: Move, verdict: dict, others: list[Move]) -> di
         "candidates": list(verdict["candidates"] or []), "evidence": list(verdict["evidence"] or []),
         "related": list(verdict["related"] or []), "others": [_brief(m) for m in others],
     }
-
-
-_STORED = ("cause", "cause_kind", "confidence", "evidence", "true_speedup", "true_speedup_reason", "culprit",
-           "change_commit", "candidates", "related")
-
-
-def _stored_verdict(alert: Alert) -> dict:
-    """What the detect pass stored about a move (the machine's verdict: a human reclassification
-    is the queue's, not the detector's)."""
-    return {f: getattr(alert, f) for f in _STORED}
 
 
 def _data_span(view: SourceView, when: datetime, nights: int) -> None:
@@ -164,20 +166,16 @@ def _from_store(session: Session, q: Question, view: SourceView, refs: list, whe
     grouped or read from git again, and by construction it is what the queue and Slack say."""
     mine = [r for r in refs if _alertable(r.key.metric) and (q.metric is None or r.key.metric == q.metric)]
     by_series = alerts_by_series(session, [r.series_id for r in mine])
-    headline = HEADLINE_OF[q.source]
     out = []
     for kernel in sorted({r.key.kernel for r in refs if q.kernel is None or r.key.kernel == q.kernel}):
         pairs = [(alert_move(a, r.key, view.runs), a) for r in mine if r.key.kernel == kernel
                  for a in live_alerts(by_series.get(r.series_id, [])) if a.state != MoveState.RETRACTED]
         move, others = _nearest([m for m, _ in pairs], when, q.window_nights)
         if move is None:
-            metric = q.metric or headline
-            ref = next((r for r in refs if r.key.kernel == kernel and r.key.metric == metric), None)
-            if ref is not None:
-                out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
+            out += _quiet_answer(q, kernel, refs, view, when)
             continue
         alert = next(a for m, a in pairs if m is move)
-        out.append(_explained(q, move, _stored_verdict(alert), others))
+        out.append(_explained(q, move, stored_verdict(alert), others))
     return out
 
 
@@ -200,9 +198,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
                 session, [r.series_id for r in platform if _alertable(r.key.metric)]):
             view = SourceView.load(session, q.source, platform)
             _data_span(view, when, q.window_nights)
-            out = _from_store(session, q, view, platform, when)
-            out.sort(key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
-            return out
+            return _movers_first(_from_store(session, q, view, platform, when))
         # the other platforms are context (a move elsewhere that night is evidence): their
         # headline, and the metric asked about, as the nightly pass sees them beside this one
         refs = [r for r in every if r.key.metric in (headline, q.metric) or r.key.platform_short == q.platform_short]
@@ -234,15 +230,10 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
             move, others = _nearest(mine, when, q.window_nights)
             c = cls_of.get(move_key(move)) if move is not None else None
             if move is None or c is None:
-                metric = q.metric or headline
-                ref = next((r for r in refs if r.key.platform_short == q.platform_short and r.key.kernel == kernel
-                            and r.key.metric == metric), None)
-                if ref is not None:
-                    out.append(_quiet(q, kernel, metric, view.data[ref.series_id], when))
+                out += _quiet_answer(q, kernel, refs, view, when)
                 continue
             out.append(_explained(q, move, classification_fields(c), others))
-    out.sort(key=lambda o: (o["first_bad"] is None, -(o.get("significance") or 0.0), o["kernel"]))
-    return out
+    return _movers_first(out)
 
 
 __all__ = ["Question", "investigate", "parse_day"]

@@ -64,6 +64,17 @@ def evidence_item(e) -> dict:
     return out
 
 
+# the columns of an alert row that hold the machine's verdict (`classification_fields` fills them)
+VERDICT_COLUMNS = ("cause", "cause_kind", "confidence", "evidence", "true_speedup", "true_speedup_reason",
+                   "culprit", "change_commit", "candidates", "related")
+
+
+def stored_verdict(alert: Alert) -> dict:
+    """The machine's verdict as the alert row holds it (a human reclassification is the queue's,
+    not the detector's): `classification_fields`' shape, read back."""
+    return {f: getattr(alert, f) for f in VERDICT_COLUMNS}
+
+
 def classification_fields(c: Classification) -> dict:
     """A verdict as an alert row stores it (and `investigate` shows it, stored or fresh)."""
     return dict(
