@@ -91,6 +91,7 @@ class HealthSettings(_Section):
     min_accuracy: float = Field(1.0, gt=0, le=1)  # a per-shape helion_accuracy below this fails
     partial_outage_min_kernels: int = Field(1, ge=1)  # expected kernels missing while others ran
     lookback_nights: int = Field(7, ge=2, le=60)  # recent nightlies read (known platforms/kernels)
+    history_nights: int = Field(400, ge=0, le=5000)  # read at the first pass for outages before it (0: off)
 
     @field_validator("nightly_due_utc")
     @classmethod

@@ -52,6 +52,7 @@ class HealthWorld:
     removed: dict[int, tuple[str, str]] = field(default_factory=dict)  # night -> (input, kernel) dropped before it
     shas: list[str] = field(default_factory=list)
     removal_shas: dict[int, str] = field(default_factory=dict)
+    unscheduled: dict[int, set[str]] = field(default_factory=dict)  # night -> platforms the nightly workflow leaves out
 
     def date(self, n: int) -> datetime:
         return START + timedelta(days=n)
@@ -69,7 +70,8 @@ class HealthWorld:
         commits, marks = [], []
         for n in range(self.nights):
             inputs = {"kernels": self.gpu(n), "kernels_cute": CUTE, "kernels_linattn": LINATTN}
-            files = {DISPATCH_PATH: render_dispatch_yml(inputs, RUNNERS), NIGHTLY_PATH: nightly_yml(RUNNERS)}
+            scheduled = [p for p in RUNNERS if p not in self.unscheduled.get(n, set())]
+            files = {DISPATCH_PATH: render_dispatch_yml(inputs, RUNNERS), NIGHTLY_PATH: nightly_yml(scheduled)}
             if n in self.removed:
                 commits.append(CommitSpec(f"[CI] Drop {self.removed[n][1]} from the nightly", self.date(n) - timedelta(hours=3), files))
                 marks.append(("removal", n))
@@ -97,7 +99,8 @@ class HealthWorld:
                 history = []
                 for m in range(n + 1):
                     f = self.faults.get(m, Faults())
-                    if p in f.missing_platforms or (p, k) in f.infra_missing or k not in self.kernels(m).get(p, []):
+                    if (p in f.missing_platforms or p in self.unscheduled.get(m, set()) or (p, k) in f.infra_missing
+                            or k not in self.kernels(m).get(p, [])):
                         continue
                     bad = (p, k) in f.failed
                     v = 0 if bad else 1.2

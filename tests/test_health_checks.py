@@ -155,3 +155,20 @@ def test_health_settings_are_validated_at_start(tmp_path):
         with pytest.raises(BenchwatchError) as exc:
             load_settings(f)
         assert word in exc.value.message and "\n" not in exc.value.message
+
+
+def test_past_outages_are_the_episodes_a_platform_ran_on_both_sides_of():
+    from service.health.history import past_outages
+
+    down = {("b200", k): None for k in ("a", "b", "c")}
+    zeros = {("h100", k): {"failed": True} for k in ("a", "b", "c")}
+    one_failing = {("h100", "a"): {"failed": True}}
+    d = data(rows({("b200", k): None for k in "abc"}),  # b200 not started yet: not an outage
+             rows(), rows(down), rows(down), rows(zeros), rows(one_failing), rows(), rows(down))
+    got = [(o.platform_short, o.first, o.last, o.back) for o in past_outages(d)]
+    # b200 down on nights 2-3 and back on 4; h100 all zeros on 4 (one kernel failing on 5 is not
+    # the machine); b200 down again on the newest: still open, the live check's
+    assert got == [("b200", 2, 3, 4), ("h100", 4, 4, 5)]
+    text = past_outages(d)[0].detail(d)
+    assert text.startswith("b200: no results on 2 nightlies, 2026-03-03 to 2026-03-04") and "ran again on 2026-03-05" in text
+    assert past_outages(data(rows(), rows(), rows())) == []

@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from service.config import Settings
 from service.schedule.run_once import run_once
-from service.store.tables import AlertGroup, HealthAlert
-from tests.health_world import Faults, HealthWorld
+from service.store.tables import AlertGroup, HealthAlert, Run
+from tests.health_world import GPU, LINATTN, Faults, HealthWorld
 from tests.slack_standin import TOKEN, SlackStandIn
 
 ERROR = "CUDA error: <!channel> out of memory & <http://evil|click>"
@@ -176,3 +176,39 @@ def test_on_call_cli_web_and_status_see_health_alerts(lite, repo_world, tmp_path
             assert group.status_code == 200 and "failing_kernel" in group.text
             status = web.get("/status")
             assert "newest_nightly_dashboard_at" in status.text and "newest_dashboard_h100_at" in status.text
+
+
+def test_a_cold_start_records_the_outages_that_ended_before_it_once(lite, repo_world, tmp_path):
+    """Started on a cumulative history, benchwatch records the platform outages it never saw as
+    a newest nightly: already recovered and resolved, the old ones in the backfill digest, a
+    recent one posted; a platform the nightly workflow did not schedule was not down; a second
+    pass and the next nightly write nothing again."""
+    everything_h100 = {("h100", k) for k in GPU + LINATTN + [f"{k}-bwd" for k in LINATTN]}
+    world = repo_world(HealthWorld(nights=13, faults={
+        2: Faults(missing_platforms={"b200"}), 3: Faults(missing_platforms={"b200"}),
+        6: Faults(failed=everything_h100),
+        10: Faults(missing_platforms={"b200_cute"}),
+    }, unscheduled={4: {"b200_cute"}, 5: {"b200_cute"}}))
+    with SlackStandIn() as slack:
+        settings = _settings(lite.url, slack, tmp_path / "helion")
+        assert _pass(lite, settings, world, 11).ok
+        with lite.session() as s:
+            alerts = list(s.scalars(select(HealthAlert).order_by(HealthAlert.platform_short)))
+            runs = {a.id: s.get(Run, a.run_pk).run_id for a in alerts}
+        assert [(a.kind, a.platform_short, runs[a.id], a.state, a.status) for a in alerts] == [
+            ("platform_outage", "b200", world.run(2)["run_id"], "recovered", "resolved"),
+            ("platform_outage", "b200_cute", world.run(10)["run_id"], "recovered", "resolved"),
+            ("platform_outage", "h100", world.run(6)["run_id"], "recovered", "resolved"),
+        ]
+        assert "no results on 2 nightlies" in alerts[0].detail and "ran again on 2026-03-06" in alerts[0].detail
+        # nights 2 and 6 are more than notify.max_age_days old: one digest; night 10 is posted
+        texts = [m.text for m in slack.messages]
+        assert len(texts) == 2, texts
+        assert any(t.startswith("2 past platform outages recorded") for t in texts), texts
+        assert any("b200_cute" in str(m.blocks) and "stored history" in str(m.blocks) for m in slack.messages)
+        sent = slack.count("chat.postMessage")
+        assert _pass(lite, settings, world, 11, at_hours=5.0).ok
+        assert _pass(lite, settings, world, 12).ok
+        with lite.session() as s:
+            assert len(s.scalars(select(HealthAlert)).all()) == 3
+        assert slack.count("chat.postMessage") == sent and slack.count("chat.update") == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from service.health.history import platform_down
 from service.health.records import Finding, KernelResult, SourceNights
 
 MAX_LISTED = 8
@@ -64,21 +65,15 @@ def check_nightly(data: SourceNights, *, failing_nights: int, partial_min: int) 
     on = f"on the nightly of {night.date:%Y-%m-%d} ({night.sha[:8]})"
     out: list[Finding] = []
     for platform in sorted(_platforms(data)):
-        listed = sorted(k for (p, k) in rows if p == platform)
         ran = _ran(rows, platform)
         removed = _removed(data, platform)
         for kernel in sorted(removed):
             sha = data.removed_in.get((platform, kernel)) or (data.expected.sha if data.expected else "")
             out.append(Finding("matrix_change", src, f"{kernel} removed from the matrix in {sha[:8]}: not a failure",
                                platform, kernel, info=True))
-        if not ran:
-            what = (f"all {len(listed)} kernels infra_missing" if listed else "no rows")
-            out.append(Finding("platform_outage", src, f"{platform}: {what} {on}", platform))
-            continue
-        if len(ran) >= 2 and all(rows[(platform, k)].failed for k in ran):
-            # the job ran and every kernel came back empty (zeros): the machine, not the kernels
-            out.append(Finding("platform_outage", src,
-                               f"{platform}: all {len(ran)} kernels produced nothing {on}", platform))
+        down = platform_down(rows, platform)
+        if down:
+            out.append(Finding("platform_outage", src, f"{platform}: {down} {on}", platform))
             continue
         expected = _kernels_expected(data, platform)
         if expected:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from service.config import Settings
@@ -26,7 +27,8 @@ from service.store.group_reads import (
 from service.store.health_reads import health_group_view
 from service.store import outbox
 from service.records import naive
-from service.store.tables import AlertGroup
+from service.store.health_writer import is_history_group
+from service.store.tables import AlertGroup, HealthAlert, Run
 
 
 @dataclass
@@ -57,10 +59,19 @@ def _health_payload(session: Session, group: AlertGroup, settings: Settings) -> 
 
 
 def plan_health_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
-                      summary: PlanSummary, rows: list[OutboxEntry]) -> None:
+                      summary: PlanSummary, rows: list[OutboxEntry], historic: list[tuple[int, int, int]]) -> None:
     """A nightly's health message: posted once (however old: silence is always news), edited
-    whenever its revision grows (a finding added, recovered, or acted on)."""
-    if not rows:
+    whenever its revision grows (a finding added, recovered, or acted on). Outages found after
+    the fact in the stored history are news only while recent: older ones go to the backfill
+    digest, as old moves do."""
+    if not rows and is_history_group(group) and (
+            naive(now) - session.get(Run, group.first_bad_run_pk).date).days > settings.notify.max_age_days:
+        outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
+                       revision=group.revision, payload={"historic": True}, now=now, state=outbox.HISTORIC)
+        outages = session.scalar(select(func.count(HealthAlert.id)).where(HealthAlert.group_id == group.id))
+        historic.append((group.id, 0, outages or 0))
+        summary.historic += 1
+    elif not rows:
         outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
                        revision=group.revision, payload=_health_payload(session, group, settings), now=now)
         summary.posts += 1
@@ -72,10 +83,10 @@ def plan_health_group(session: Session, group: AlertGroup, settings: Settings, n
 
 
 def plan_group(session: Session, group: AlertGroup, settings: Settings, now: datetime,
-               summary: PlanSummary, historic: list[tuple[int, int]], rows: list[OutboxEntry]) -> None:
+               summary: PlanSummary, historic: list[tuple[int, int, int]], rows: list[OutboxEntry]) -> None:
     """Carry out `decide` for one top-level group (the rules are there)."""
     if group.kind == GroupKind.HEALTH:
-        plan_health_group(session, group, settings, now, summary, rows)
+        plan_health_group(session, group, settings, now, summary, rows, historic)
         return
     if posted_and_current(group.revision, rows):
         return  # the common case: no view to build
@@ -94,7 +105,7 @@ def plan_group(session: Session, group: AlertGroup, settings: Settings, now: dat
         outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
                        revision=group.revision, payload={"historic": True}, now=now,
                        state=outbox.HISTORIC)
-        historic.append((group.id, len(view.alerts)))
+        historic.append((group.id, len(view.alerts), 0))
         summary.historic += 1
     elif intent.action is Action.POST:
         outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
@@ -110,17 +121,19 @@ def plan_notifications(session: Session, settings: Settings, now: datetime | Non
     """Write the intents the store calls for; see the module docstring."""
     now = now or datetime.now(timezone.utc)
     summary = PlanSummary()
-    historic: list[tuple[int, int]] = []
+    historic: list[tuple[int, int, int]] = []
     tops = top_groups(session)
     by_group = outbox_by_group(session)
     for group in tops:
         plan_group(session, group, settings, now, summary, historic, by_group.get(group.id, []))
     if historic:
-        ids = sorted(g for g, _ in historic)
-        moves = sum(n for _, n in historic)
+        ids = sorted(g for g, _, _ in historic)
+        moves = sum(n for _, n, _ in historic)
+        move_groups = sum(1 for _, n, _ in historic if n)
+        outages = sum(o for _, _, o in historic)
         made = outbox.enqueue(
             session, key=f"digest:history:{ids[0]}-{ids[-1]}:{len(ids)}", kind="digest",
-            payload=render_history_digest(moves, len(ids), settings), now=now,
+            payload=render_history_digest(moves, move_groups, settings, outages=outages), now=now,
         )
         summary.digests += made is not None
     session.flush()

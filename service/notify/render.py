@@ -127,14 +127,21 @@ def render_group(view: GroupView) -> dict[str, Any]:
     return {"text": _cap(text, 3000), "blocks": blocks}
 
 
-def render_history_digest(n_moves: int, n_groups: int, settings: Settings) -> dict[str, Any]:
-    """The one message a backfill posts instead of one per old group."""
+def render_history_digest(n_moves: int, n_groups: int, settings: Settings, *, outages: int = 0) -> dict[str, Any]:
+    """The one message a backfill posts instead of one per old group: moves, and platform
+    outages that ended before benchwatch watched (found in the stored history)."""
     link = _url(settings.web.base_url, "/")
-    text = (f"{n_moves} historical moves recorded ({n_groups} groups older than "
-            f"{settings.notify.max_age_days} days), see the queue: {link}")
+    days = settings.notify.max_age_days
+    parts = [(f"{n_moves} historical moves recorded", f" ({n_groups} groups older than {days} days)",
+              f" in {n_groups} groups older than {days} days")] if n_moves else []
+    if outages:
+        s = "s" if outages != 1 else ""
+        parts.append((f"{outages} past platform outage{s} recorded", " (found in the stored history)",
+                      " found in the stored history"))
+    text = "; ".join(head + tail for head, tail, _ in parts) + f", see the queue: {link}"
+    block = "; ".join(f"*{head}*{tail}" for head, _, tail in parts)
     return {"text": text, "blocks": [_section(
-        f":card_index_dividers: *{n_moves} historical moves recorded* in {n_groups} groups older than "
-        f"{settings.notify.max_age_days} days. They are not posted one by one; <{link}|see the queue>."
+        f":card_index_dividers: {block}. They are not posted one by one; <{link}|see the queue>."
     )]}
 
 

@@ -9,15 +9,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, time
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from service.config import Settings
 from service.health import freshness, matrix
+from service.health.history import past_outages
 from service.health.nightly import check_nightly
 from service.health.records import Finding, SourceNights
 from service.store.db import Store
 from service.store.health_reads import night_rows, recent_nightlies
-from service.store.health_writer import HealthOutcome, fetch_state, reconcile
+from service.store.health_writer import (
+    HealthOutcome, fetch_state, history_mark, reconcile, record_past, set_history_mark,
+)
 from service.domain import SOURCES, Source
 from service.store.tables import Run
 
@@ -28,12 +31,15 @@ log = logging.getLogger(__name__)
 class HealthSummary:
     outcomes: dict[str, HealthOutcome] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    past: int = 0
 
     def line(self) -> str:
         opened = sum(len(o.opened) for o in self.outcomes.values())
         recovered = sum(len(o.recovered) for o in self.outcomes.values())
         info = sum(len(o.info) for o in self.outcomes.values())
         text = f"health: {opened} new, {recovered} recovered, {info} matrix changes"
+        if self.past:
+            text += f", {self.past} past outages found in the stored history"
         return text + (f" ({'; '.join(self.skipped)})" if self.skipped else "")
 
 
@@ -76,6 +82,50 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
     return findings, day_of, any_run
 
 
+def _nights_to_scan(session, source: str, settings: Settings) -> int:
+    """How many nightlies the history scan reads: every one since its last read plus the lookback
+    (an episode needs a nightly the platform ran on before it), or ``history_nights`` at first."""
+    h = settings.health
+    mark = history_mark(session, source)
+    if mark is None:
+        return h.history_nights
+    since = datetime.fromisoformat(mark)
+    new = session.scalar(select(func.count(Run.id)).where(Run.source == source, Run.is_trend,
+                                                          Run.date > since)) or 0
+    return new + h.lookback_nights if new else 0
+
+
+def record_history(store: Store, settings: Settings, source: str, repo: Path | None, now: datetime) -> int:
+    """Write the platform outages that began and ended between two passes (health/history.py):
+    already recovered, never posted one by one when old (the notify plan's digest). A platform
+    the workflow of the outage's first nightly did not schedule was not down. Returns how many."""
+    with store.session() as s:
+        n = _nights_to_scan(s, source, settings)
+        nights = recent_nightlies(s, source, n) if n else []
+        if len(nights) < 3:
+            return 0
+        pks = [pk for pk, _ in nights]
+        rows = night_rows(s, pks, None, settings.health.min_accuracy)
+    data = SourceNights(source, tuple(n for _, n in nights), tuple(rows[pk] for pk in pks))
+    found = []
+    for ep in past_outages(data):
+        first = data.nights[ep.first]
+        if source == Source.DASHBOARD:
+            expected = matrix.expected_at(repo, first.full_sha)
+            if expected is not None and expected.platforms is not None and ep.platform_short not in expected.platforms:
+                continue
+        found.append(ep)
+    written = 0
+    with store.session() as s:
+        for ep in found:
+            first = data.nights[ep.first]
+            finding = Finding("platform_outage", source, ep.detail(data), ep.platform_short)
+            written += record_past(s, source, finding, run_pks=pks[ep.first:ep.last + 1],
+                                   day=f"{first.date:%Y-%m-%d}", recovered_at=data.nights[ep.back].date, now=now)
+        set_history_mark(s, source, nights[-1][1].date.replace(tzinfo=None).isoformat())
+    return written
+
+
 def health_pass(store: Store, settings: Settings, repo: Path | None, *, now: datetime) -> HealthSummary:
     summary = HealthSummary()
     if not settings.health.enabled:
@@ -90,4 +140,6 @@ def health_pass(store: Store, settings: Settings, repo: Path | None, *, now: dat
             continue
         with store.session() as s:
             summary.outcomes[source] = reconcile(s, source, findings, day_of=day_of, run_pk=run_pk, now=now)
+        if settings.health.history_nights:
+            summary.past += record_history(store, settings, source, repo, now)
     return summary

@@ -26,6 +26,7 @@ from service.store.tables import AlertGroup, HealthAlert, HealthHistory, SchemaN
 
 MACHINE = "benchwatch"
 ACTIVE, RECOVERED, INFO = "active", "recovered", "info"
+HISTORY_PREFIX = "health-history:"  # health_key of a group of outages found after the fact
 
 
 @dataclass
@@ -111,6 +112,56 @@ def reconcile(session: Session, source: str, findings: list[Finding], *, day_of:
         _refresh_state(session, group)
     session.flush()
     return out
+
+
+def record_past(session: Session, source: str, finding: Finding, *, run_pks: list[int], day: str,
+                recovered_at: datetime, now: datetime) -> bool:
+    """Write an outage found in the stored history (health/history.py) as an alert already
+    recovered and resolved, in a history group of its first day, unless an alert of its key was
+    opened on one of its nightlies (the live check saw it). True if written."""
+    seen = session.scalar(select(HealthAlert.id).where(
+        HealthAlert.key == finding.key, HealthAlert.run_pk.in_(run_pks)).limit(1))
+    if seen is not None:
+        return False
+    at, back = naive(now), naive(recovered_at)
+    key = f"{HISTORY_PREFIX}{source}:{day}"
+    group = session.scalar(select(AlertGroup).where(AlertGroup.health_key == key))
+    if group is None:
+        group = AlertGroup(source=source, first_bad_run_pk=run_pks[0], platform_short=key, kind="health",
+                           health_key=key, cause="health", confidence=1.0, evidence=[], state=RECOVERED,
+                           revision=1, created_at=at, updated_at=at)
+        session.add(group)
+        session.flush()
+    else:
+        bump(group, at)
+    alert = HealthAlert(group_id=group.id, kind=finding.kind, key=finding.key, source=source,
+                        platform_short=finding.platform_short, kernel=finding.kernel, detail=finding.detail,
+                        shapes=list(finding.shapes), state=RECOVERED, status=AlertStatus.RESOLVED,
+                        run_pk=run_pks[0], created_at=at, updated_at=at, recovered_at=back)
+    session.add(alert)
+    session.flush()
+    note = f"recovered {back:%Y-%m-%d}, found in the stored history"
+    add_history(session, alert.id, at, "opened", None, RECOVERED, finding.detail)
+    add_history(session, alert.id, at, "resolved", AlertStatus.OPEN, AlertStatus.RESOLVED, note)
+    return True
+
+
+def is_history_group(group: AlertGroup) -> bool:
+    return (group.health_key or "").startswith(HISTORY_PREFIX)
+
+
+def history_mark(session: Session, source: str) -> str | None:
+    """The date (ISO) of the newest nightly the history scan has read, None before the first."""
+    row = session.get(SchemaNote, f"health.history.{source}")
+    return row.value if row is not None else None
+
+
+def set_history_mark(session: Session, source: str, value: str) -> None:
+    row = session.get(SchemaNote, f"health.history.{source}")
+    if row is None:
+        session.add(SchemaNote(key=f"health.history.{source}", value=value))
+    else:
+        row.value = value
 
 
 # --- fetch failures in a row -------------------------------------------------------------------
