@@ -379,3 +379,22 @@ def test_bench_invocations_reads_each_run_py_call_of_a_step():
     assert bench_invocations(step) == ["run.py --metrics speedup,accuracy --num-inputs 20",
                                        "run.py --only helion,triton"]
     assert bench_invocations("python -m benchmarks.run_linattn --shapes all") == []
+
+
+@pytest.mark.parametrize("text, want", [
+    ("X = 1\nKERNEL_MAPPINGS = {'a': ('m', 'f', {'num_inputs': 2})}\n", {"a": ("m", "f", {"num_inputs": 2})}),
+    # a closing brace at column 0 inside the table: the first candidate does not parse, the next does
+    ("KERNEL_MAPPINGS: dict[str, tuple] = {\n    'a': ('m', 'f', {\n'num_inputs': 1,\n}),\n    'b': ('m', 'g'),\n}\n"
+     "def f():\n    pass\n", {"a": ("m", "f", {"num_inputs": 1}), "b": ("m", "g")}),
+    # the first top-level assignment is the one believed, as when the whole file is parsed
+    ("KERNEL_MAPPINGS = {'a': ('m',)}\nKERNEL_MAPPINGS = {'b': ('m',)}\n", {"a": ("m",)}),
+    # a comparison is not an assignment; no table at all is None
+    ("if KERNEL_MAPPINGS == {}:\n    pass\n", None),
+    ("x = 1\n", None),
+    # its closing brace indented: no end found alone, the whole file is parsed
+    ("KERNEL_MAPPINGS = {\n    'a': ('m',),\n    }\n", {"a": ("m",)}),
+    # built by a call, not a literal: not a table
+    ("KERNEL_MAPPINGS = dict(a=1)\n", None),
+])
+def test_kernel_mappings_of_odd_layouts(text, want):
+    assert kernel_mappings(text) == want

@@ -150,3 +150,21 @@ def test_a_linear_attention_harness_commit_is_the_change_only_for_that_suite(hel
     assert harness is not None and harness.full_sha == shard
     harness, _ = stages.change_commits(move("jsd"), None)
     assert harness is None or harness.full_sha != shard
+
+
+def test_kernel_mappings_read_alone_equal_the_whole_file_parsed_on_every_real_run_py(helion_clone):
+    """run.py's KERNEL_MAPPINGS is parsed on its own (a seventh of the file); on every version of
+    the real run.py it must give what parsing the whole module gives."""
+    import ast
+
+    from service.culprit import harness_facts as hf
+    from service.culprit.facts import RUN_PY
+
+    shas = _git(helion_clone, "log", "--format=%H", "main", "--", RUN_PY).split()
+    assert len(shas) > 50
+    for sha in shas[::4]:
+        text = subprocess.run(["git", "-C", str(helion_clone), "show", f"{sha}:{RUN_PY}"], capture_output=True,
+                              text=True).stdout
+        alone = hf.assignment_of(text, "KERNEL_MAPPINGS")
+        whole = next((v for n, v in hf.top_level_assignments(ast.parse(text)) if n == "KERNEL_MAPPINGS"), None)
+        assert (ast.dump(alone) if alone else None) == (ast.dump(whole) if whole else None), sha

@@ -64,25 +64,19 @@ def kernel_mappings(source: str) -> dict[str, Any] | None:
 
     Entries that are not literals are skipped one by one rather than losing the whole table.
     """
-    tree = hf.parse_module(source)
-    if tree is None:
+    value = hf.assignment_of(source, "KERNEL_MAPPINGS")
+    if not isinstance(value, ast.Dict):
         return None
-    for name, value in hf.top_level_assignments(tree):
-        if name != "KERNEL_MAPPINGS":
+    out: dict[str, Any] = {}
+    for k, v in zip(value.keys, value.values):
+        try:
+            key = ast.literal_eval(k) if k is not None else None
+            val = ast.literal_eval(v)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if not isinstance(value, ast.Dict):
-            return None
-        out: dict[str, Any] = {}
-        for k, v in zip(value.keys, value.values):
-            try:
-                key = ast.literal_eval(k) if k is not None else None
-                val = ast.literal_eval(v)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(key, str):
-                out[key] = val
-        return out
-    return None
+        if isinstance(key, str):
+            out[key] = val
+    return out
 
 
 def entry_args(entry: Any) -> dict[str, Any]:

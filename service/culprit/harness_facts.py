@@ -9,6 +9,7 @@ missing or unreadable at either end yields no fact.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -36,6 +37,37 @@ def parse_module(source: str | None) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError):
         return None
+
+
+_CLOSERS = ("}", ")", "]")
+_MAX_TRIES = 8
+
+
+def assignment_of(source: str | None, name: str) -> ast.expr | None:
+    """The value of the first module-level ``name = ...`` (or ``name: T = ...``) of a Python file,
+    parsed alone: run.py is ~2,300 lines and its ``KERNEL_MAPPINGS`` ~270, and a cold pass reads
+    dozens of its versions. The statement runs from its line to the first closing bracket at
+    column 0 that ends a parseable assignment of ``name``; when that cannot be found (another
+    layout, a name defined twice in odd ways) the whole file is parsed, as before."""
+    if source is None:
+        return None
+    start = re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", source, re.M)
+    if start is not None:
+        lines = source[start.start():].splitlines(keepends=True)
+        for tries, end in enumerate(i for i, line in enumerate(lines) if line.startswith(_CLOSERS) or i == 0):
+            if tries >= _MAX_TRIES:
+                break
+            try:
+                tree = ast.parse("".join(lines[:end + 1]))
+            except (SyntaxError, ValueError):
+                continue
+            found = [v for n, v in top_level_assignments(tree) if n == name]
+            if len(tree.body) == 1 and found:
+                return found[0]
+    tree = parse_module(source)
+    if tree is None:
+        return None
+    return next((v for n, v in top_level_assignments(tree) if n == name), None)
 
 
 def top_level_assignments(tree: ast.Module) -> Iterator[tuple[str, ast.expr | None]]:
