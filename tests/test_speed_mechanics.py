@@ -72,3 +72,35 @@ def test_every_command_runs_with_the_young_generation_collected_less_often(tmp_p
         assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, before[1], before[2]), res.output
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_present_commit_and_a_first_parent_window_cost_one_git_process(repo, monkeypatch):
+    """`has_commit` asks the batch reader (a commit present needs no process; anything else is
+    still asked of git), and a window whose first-parent walk reaches its last good nightly
+    knows it is an ancestor without a second process. The answers are the slow paths'."""
+    from service.culprit import window
+
+    path, shas = repo
+    spawned: list[tuple[str, ...]] = []
+    real_run = git._run
+
+    def counting(repo_, args, timeout):
+        spawned.append(args)
+        return real_run(repo_, args, timeout)
+
+    monkeypatch.setattr(git, "_run", counting)
+    git._KNOWN_COMMITS.clear()
+    git.forget_missing(path)
+    assert git.has_commit(path, shas[0]) and git.has_commit(path, shas[1][:8])
+    assert spawned == []
+    assert not git.has_commit(path, "1" * 40) and not git.has_commit(path, "2" * 40)
+    assert [a[0] for a in spawned] == ["cat-file", "cat-file"]  # a missing one is asked of git too
+    spawned.clear()
+    w = window._commit_window(path, shas[0], shas[1])[0]
+    assert w.complete and [c.full_sha for c in w.commits] == [shas[1]]
+    assert [a[0] for a in spawned] == ["log"]
+    assert git.is_ancestor(path, shas[0], shas[1])
+    spawned.clear()
+    back = window._commit_window(path, shas[1], shas[0])[0]  # reversed: not an ancestor, git says so
+    assert not back.complete and "not an ancestor" in back.problem and [a[0] for a in spawned] == ["log", "merge-base"]
+    git.close_readers(path)

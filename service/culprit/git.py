@@ -139,15 +139,17 @@ def has_commit(repo: Path, sha: str) -> bool:
     missing_since = _MISSING.get(key)
     if missing_since is not None and time.monotonic() - missing_since < MISSING_TTL_S:
         return False
-    proc = _run(repo, ("cat-file", "-e", f"{sha}^{{commit}}"), DEFAULT_TIMEOUT_S)
-    if proc.returncode == 0 and len(sha) == 40:
+    kind, _ = _batch_object(validate_repo(repo), f"{sha}^{{commit}}")  # no new process when present
+    present = kind == "commit" or (  # anything else is asked of a git process, as always
+        _run(repo, ("cat-file", "-e", f"{sha}^{{commit}}"), DEFAULT_TIMEOUT_S).returncode == 0)
+    if present and len(sha) == 40:
         _KNOWN_COMMITS.add(key)
         _MISSING.pop(key, None)
-    elif proc.returncode != 0:
+    elif not present:
         if len(_MISSING) > 10_000:
             _MISSING.clear()
         _MISSING[key] = time.monotonic()
-    return proc.returncode == 0
+    return present
 
 
 def forget_missing(repo: Path) -> None:
@@ -248,6 +250,15 @@ _BATCH_LOCK = threading.Lock()
 def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
     """(answered, blob bytes or None when absent) from the clone's batch reader; answered is
     False when the reader could not answer or the object is not a blob (the caller runs git)."""
+    kind, content = _batch_object(path, spec)
+    if kind is None or kind not in ("missing", "blob"):  # a tree or a submodule: what `git show` prints
+        return False, None
+    return True, content
+
+
+def _batch_object(path: Path, spec: str) -> tuple[str | None, bytes | None]:
+    """(object type or "missing", content) of ``spec`` from the clone's batch reader; (None,
+    None) when the reader could not answer (the caller runs git)."""
     key = str(path)
     with _BATCH_LOCK:
         reader = _BATCH.get(key)
@@ -258,7 +269,7 @@ def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
             try:
                 reader = _BATCH[key] = _BatchReader(path)
             except OSError:
-                return False, None
+                return None, None
     with reader.lock:
         try:
             kind, content = reader.ask(spec, DEFAULT_TIMEOUT_S)
@@ -268,12 +279,8 @@ def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
                     _BATCH.pop(key)
             reader.proc.kill()
             reader.proc.wait()  # reaped, not left a zombie
-            return False, None
-    if kind == "missing":
-        return True, None
-    if kind != "blob":  # a tree or a submodule at that path: what `git show` prints for it
-        return False, None
-    return True, content
+            return None, None
+    return kind, content
 
 
 def close_readers(repo: Path | None = None) -> None:

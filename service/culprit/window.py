@@ -42,17 +42,20 @@ def _numstat(line: str) -> tuple[str, int | None] | None:
     return _numstat_path(path.strip()), n
 
 
-def _parse_log(text: str) -> list[CommitInfo]:
-    """Parse ``--format=%x1e%H%x1f%cI%x1f%s --numstat`` output, newest first."""
+def _parse_log(text: str) -> tuple[list[CommitInfo], str | None]:
+    """Parse ``--format=%x1e%H%x1f%P%x1f%cI%x1f%s --numstat`` output, newest first; and the first
+    parent of the oldest commit (where the first-parent line the window walked came from)."""
     out: list[CommitInfo] = []
+    came_from = None
     for chunk in text.split(_REC):
         if not chunk.strip():
             continue
         header, _, rest = chunk.partition("\n")
         parts = header.split(_FLD)
-        if len(parts) != 3:
+        if len(parts) != 4:
             continue
-        full, date_s, subject = parts
+        full, parents, date_s, subject = parts
+        came_from = (parents.split() or [None])[0]
         try:
             full = git.validate_sha(full.strip())
             date = datetime.fromisoformat(date_s.strip()).astimezone(timezone.utc)
@@ -61,7 +64,7 @@ def _parse_log(text: str) -> list[CommitInfo]:
         stats = [st for line in rest.splitlines() if line.strip() and (st := _numstat(line))]
         out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date,
                               files=tuple(f for f, _ in stats), lines=tuple(n for _, n in stats)))
-    return out
+    return out, came_from
 
 
 _WINDOWS: dict[tuple[str, str, str, int], CommitWindow] = {}  # windows read from history never change
@@ -111,12 +114,13 @@ def _commit_window(
             return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE), False
         text = git.run_git(
             repo, "log", "--first-parent", f"--max-count={max_commits + 1}",
-            f"--format={_REC}%H{_FLD}%cI{_FLD}%s", "--numstat", f"{lg}..{fb}", "--",
+            f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--numstat", f"{lg}..{fb}", "--",
         )
-        ancestor = git.is_ancestor(repo, lg, fb)
+        commits, came_from = _parse_log(text)
+        # the walk from first bad reached last good: an ancestor, no second git process to ask
+        ancestor = (came_from is not None and came_from.startswith(lg)) or git.is_ancestor(repo, lg, fb)
     except BenchwatchError as exc:
         return CommitWindow(lg, fb, (), complete=False, problem=exc.message), False
-    commits = _parse_log(text)
     problem = None
     if len(commits) > max_commits:
         commits = commits[:max_commits]
