@@ -152,9 +152,9 @@ def test_a_linear_attention_harness_commit_is_the_change_only_for_that_suite(hel
     assert harness is None or harness.full_sha != shard
 
 
-def test_kernel_mappings_read_alone_equal_the_whole_file_parsed_on_every_real_run_py(helion_clone):
-    """run.py's KERNEL_MAPPINGS is parsed on its own (a seventh of the file); on every version of
-    the real run.py it must give what parsing the whole module gives."""
+def test_run_py_tables_read_alone_equal_the_whole_file_parsed_on_the_real_run_py(helion_clone):
+    """run.py's KERNEL_MAPPINGS and KERNEL_METRIC_MAPPINGS are parsed on their own (a seventh of
+    the file each); on the real run.py's versions they must give what parsing the whole module gives."""
     import ast
 
     from service.culprit import harness_facts as hf
@@ -168,3 +168,4 @@ def test_kernel_mappings_read_alone_equal_the_whole_file_parsed_on_every_real_ru
         alone = hf.assignment_of(text, "KERNEL_MAPPINGS")
         whole = next((v for n, v in hf.top_level_assignments(ast.parse(text)) if n == "KERNEL_MAPPINGS"), None)
         assert (ast.dump(alone) if alone else None) == (ast.dump(whole) if whole else None), sha
+        assert hf.literal_of(text, "KERNEL_METRIC_MAPPINGS") == hf.module_literals(text).get("KERNEL_METRIC_MAPPINGS"), sha

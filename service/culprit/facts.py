@@ -12,8 +12,8 @@ import ast
 from functools import lru_cache
 import re
 from pathlib import Path, PurePosixPath
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, Iterable, Iterator
 
 import yaml
 
@@ -150,8 +150,8 @@ def _metric_mapping_facts(old: str, new: str, kernel: str) -> list[FactChange]:
     """``KERNEL_METRIC_MAPPINGS[kernel]`` names the tritonbench columns each dashboard metric is
     read from: the one mapped to "baseline" is the implementation every speedup divides, and the
     one mapped to "helion_speedup" is the Helion variant measured. Either renamed is a method change."""
-    a = (hf.module_literals(old).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
-    b = (hf.module_literals(new).get("KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    a = (hf.literal_of(old, "KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
+    b = (hf.literal_of(new, "KERNEL_METRIC_MAPPINGS") or {}).get(kernel)
     if not isinstance(a, dict) or not isinstance(b, dict):
         return []
 
@@ -453,6 +453,30 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
     return out
 
 
+_FILE_SETTINGS: dict[tuple, WorkflowSettings] = {}
+
+
+def _file_settings(path: str, text: str, platform: str, rules: SliceRules) -> WorkflowSettings:
+    """One workflow file's settings for a platform, cached by its text: a window's two ends are
+    mostly the same versions as its neighbours' (a cold pass reads ~35 windows, a dozen versions)."""
+    key = (path, text, platform, id(rules))
+    hit = _FILE_SETTINGS.get(key)
+    if hit is None:
+        if len(_FILE_SETTINGS) > 2048:
+            _FILE_SETTINGS.clear()
+        hit = _FILE_SETTINGS[key] = _workflow_settings({path: _load_yaml(text)}, platform, rules)
+    return hit
+
+
+def _merged(parts: Iterable[WorkflowSettings]) -> WorkflowSettings:
+    """Per-file settings side by side (each part holds only its own file's entries; read only)."""
+    out = WorkflowSettings()
+    for part in parts:
+        for f in fields(WorkflowSettings):
+            getattr(out, f.name).update(getattr(part, f.name))
+    return out
+
+
 @lru_cache(maxsize=128)
 def _benchmark_workflows(repo: Path, sha: str) -> dict[str, str]:
     try:
@@ -492,8 +516,8 @@ def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: Sli
     docs_new = {p: d for p, t in texts_new.items() if isinstance(d := _load_yaml(t), dict)}
     # only files that parse at both ends are compared: a broken or new file is no evidence
     common = sorted(set(docs_old) & set(docs_new))
-    old = _workflow_settings({p: docs_old[p] for p in common}, platform, rules)
-    new = _workflow_settings({p: docs_new[p] for p in common}, platform, rules)
+    old = _merged(_file_settings(p, texts_old[p], platform, rules) for p in common)
+    new = _merged(_file_settings(p, texts_new[p], platform, rules) for p in common)
     out: list[FactChange] = []
     for path in common:
         a, b = old.runners.get(path, set()), new.runners.get(path, set())

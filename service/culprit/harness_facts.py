@@ -70,6 +70,19 @@ def assignment_of(source: str | None, name: str) -> ast.expr | None:
     return next((v for n, v in top_level_assignments(tree) if n == name), None)
 
 
+@lru_cache(maxsize=256)
+def literal_of(source: str | None, name: str) -> Any:
+    """The literal value of the first module-level assignment of ``name`` (`assignment_of`),
+    None when there is none or it is not a literal. Cached by the file's text."""
+    value = assignment_of(source, name)
+    if value is None:
+        return None
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def top_level_assignments(tree: ast.Module) -> Iterator[tuple[str, ast.expr | None]]:
     """``NAME = value`` and ``NAME: T = value`` at module level, in order (value None for a bare
     annotation); each reader decides which of several assignments of a name it believes."""
@@ -97,8 +110,11 @@ def module_literals(source: str | None) -> dict[str, Any]:
     return out
 
 
+@lru_cache(maxsize=64)
 def _functions(source: str | None) -> dict[str, str] | None:
-    """Top-level function name -> its normalised source (ast dump: comments and layout ignored)."""
+    """Top-level function name -> its normalised source (ast dump: comments and layout ignored).
+    Cached by the file's text (every kernel of a pretuned window asks for the same versions);
+    callers only read."""
     tree = parse_module(source)
     if tree is None:
         return None
