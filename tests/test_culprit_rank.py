@@ -6,6 +6,8 @@ of pytorch/helion main); tests read it in place and pick real commits by sha pre
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -388,6 +390,35 @@ def test_equal_evidence_goes_to_the_commit_that_changed_more_helion_code(rules):
     unknown = CommitInfo("c" * 8, "c" * 40, "Fix indexing", t + timedelta(hours=2), files)
     ranked = rank_commits(CommitWindow(big.full_sha, unknown.full_sha, (big, unknown)), "h100", ("gemm",), rules)
     assert ranked[0].full_sha == big.full_sha
+
+
+def test_line_counts_are_asked_for_only_where_they_decide_the_order(rules):
+    """A window read with names only: `rank_commits` asks for the counts of the commits that tie
+    with another and touch code (not of a lone commit, nor of a docs-only one), and orders as it
+    would with every count known."""
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    code = ("helion/_compiler/indexing_strategy.py", "docs/api.md")
+    full = [
+        CommitInfo("a" * 8, "a" * 40, "Fix indexing", t, code, lines=(120, 0)),
+        CommitInfo("b" * 8, "b" * 40, "Fix indexing", t + timedelta(hours=1), code, lines=(3, 900)),
+        CommitInfo("c" * 8, "c" * 40, "Docs: typo", t + timedelta(hours=2), ("docs/api.md",), lines=(1,)),
+        CommitInfo("d" * 8, "d" * 40, "[Pallas] Improve VMEM tiling on TPU", t + timedelta(hours=3),
+                   ("helion/_compiler/pallas/tiling.py",), lines=(40,)),
+    ]
+    named = tuple(dataclasses.replace(c, lines=()) for c in full)
+    window = CommitWindow(full[0].full_sha, full[-1].full_sha, named)
+    asked: list[set[str]] = []
+
+    def lines_for(shas: set[str]) -> CommitWindow:
+        asked.append(set(shas))
+        return CommitWindow(window.last_good, window.first_bad,
+                            tuple(f if f.full_sha in shas else n for f, n in zip(full, named)))
+
+    got = rank_commits(window, "h100", ("gemm",), rules, lines_for=lines_for)
+    want = rank_commits(CommitWindow(window.last_good, window.first_bad, tuple(full)), "h100", ("gemm",), rules)
+    assert asked == [{"a" * 40, "b" * 40}]
+    assert [r.full_sha for r in got] == [r.full_sha for r in want] and got[0].full_sha == "a" * 40
+    assert [r.score for r in got] == [r.score for r in want]
 
 
 def test_a_commit_naming_the_moved_kernel_outranks_a_louder_tag(history, rules):

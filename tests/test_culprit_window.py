@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from service.culprit import git
-from service.culprit.window import NO_CLONE, NOT_IN_CLONE, commit_window
+from service.culprit.window import NO_CLONE, NOT_IN_CLONE, commit_window, with_lines
 from service.errors import BenchwatchError
 from tests.gitrepo import CommitSpec, build_repo
 from tests.shared_data import commits_jsonl
@@ -152,8 +152,9 @@ def test_window_over_a_replay_of_real_helion_history(tmp_path):
 
 
 def test_window_counts_lines_per_file_through_renames_and_binaries(tmp_path):
-    """`git log --numstat`: lines added + deleted per touched file; a renamed file is named by its
-    new path (the one a person opens), a binary file has no line count."""
+    """`git log --numstat`, asked for only where a ranking needs it (`with_lines`): lines added +
+    deleted per touched file; a renamed file is named by its new path (the one a person opens), a
+    binary file has no line count."""
     path = tmp_path / "helion"
     body = "".join(f"line {i}\n" for i in range(40))
     shas = build_repo(path, [
@@ -166,7 +167,10 @@ def test_window_counts_lines_per_file_through_renames_and_binaries(tmp_path):
     _git(path, "add", "logo.png")
     _git(path, "commit", "-q", "-m", "Rename and add a logo", date=T0 + timedelta(hours=2))
     head = _git(path, "rev-parse", "HEAD")
-    w = commit_window(path, shas[0], head)
+    named = commit_window(path, shas[0], head)  # read with file names only: counts are asked for
+    assert [c.lines for c in named.commits] == [(), ()]
+    w = with_lines(path, named, {c.full_sha for c in named.commits})
+    assert [c.files for c in w.commits] == [c.files for c in named.commits]  # the same names both ways
     grow, rename = w.commits
     assert dict(zip(grow.files, grow.lines)) == {"helion/_compiler/old_name.py": 2, "README.md": 2}
     assert grow.lines_in(["helion/_compiler/old_name.py"]) == 2

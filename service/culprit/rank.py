@@ -20,10 +20,11 @@ nearest the first bad nightly, is what a person checks first, and the order is d
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 from service.culprit.rules import PathClass, PlatformRule, SliceRules, load_rules
 from service.records import CommitInfo, CommitWindow, RankedCommit
@@ -348,19 +349,31 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
 
 
 def rank_commits(
-    window: CommitWindow, platform_short: str, kernels: tuple[str, ...], rules: SliceRules | None = None
+    window: CommitWindow, platform_short: str, kernels: tuple[str, ...], rules: SliceRules | None = None,
+    lines_for: Callable[[set[str]], CommitWindow] | None = None,
 ) -> list[RankedCommit]:
-    """Every commit of the window scored for this platform's move, best first (ties: newest first)."""
+    """Every commit of the window scored for this platform's move, best first (ties: the one that
+    changed more Helion code, then newest first). A window read without line counts asks
+    ``lines_for`` (full shas -> the window with those commits' counts) for the commits whose
+    order they decide: those that tie with another and touch code."""
     rules = rules or load_rules()
     sl = _slices(platform_short, rules)
     names = [(kernel_base(k), *kernel_names(k, rules)) for k in kernels]
     families = _families_of(kernels, rules)
-    scored = []
-    for idx, c in enumerate(window.commits):
+    keys = []
+    for c in window.commits:
         score, key, reasons = _score(c, platform_short, names, families, rules, sl)
+        keys.append((round(key, 6), score, tuple(reasons)))
+    if lines_for is not None:
+        tied = Counter(k for k, _, _ in keys)
+        need = {c.full_sha for c, (k, _, _) in zip(window.commits, keys)
+                if tied[k] > 1 and not c.lines and any(classify_file(f, rules) == "code" for f in c.files)}
+        if need:
+            window = lines_for(need)
+    scored = []
+    for idx, (c, (key, score, reasons)) in enumerate(zip(window.commits, keys)):
         code_lines = c.lines_in(f for f in c.files if classify_file(f, rules) == "code")
-        scored.append((round(key, 6), code_lines, idx,
-                       RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons))))
+        scored.append((key, code_lines, idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, reasons)))
     # equal evidence: the commit that changed more Helion code, then the newest (window.commits
     # is oldest first, so a larger index is newer; dates can tie or go backwards)
     scored.sort(key=lambda t: (-t[0], -t[1], -t[3].date.timestamp(), -t[2]))

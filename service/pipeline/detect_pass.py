@@ -116,6 +116,7 @@ class Stages:
         self.rules = _slice_rules()
         self._detect, self._reconcile = detect_series, reconcile
         self._window_fn, self._rank, self._facts_fn = window.commit_window, rank, facts.repo_fact_changes
+        self._with_lines = window.with_lines
         from service.classify.explain import load_table
 
         self.table = load_table()
@@ -160,7 +161,9 @@ class Stages:
         w = self.window(move)
         k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, kernels)
         if k not in self._ranked:
-            self._ranked[k] = tuple(self._rank.rank_commits(w, move.key.platform_short, kernels, self.rules))
+            self._ranked[k] = tuple(self._rank.rank_commits(
+                w, move.key.platform_short, kernels, self.rules,
+                lines_for=lambda shas: self._with_lines(self.repo, w, shas)))
         return self._ranked[k]
 
     def change_commits(self, move: Move, suite: str | None = None):
