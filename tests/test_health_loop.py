@@ -178,7 +178,7 @@ def test_on_call_cli_web_and_status_see_health_alerts(lite, repo_world, tmp_path
             assert "newest_nightly_dashboard_at" in status.text and "newest_dashboard_h100_at" in status.text
 
 
-def test_a_cold_start_records_the_outages_that_ended_before_it_once(lite, repo_world, tmp_path):
+def test_a_cold_start_records_the_outages_that_ended_before_it_once(store, repo_world, tmp_path):
     """Started on a cumulative history, benchwatch records the platform outages it never saw as
     a newest nightly: already recovered and resolved, the old ones in the backfill digest, a
     recent one posted; a platform the nightly workflow did not schedule was not down; a second
@@ -190,9 +190,9 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(lite, repo_w
         10: Faults(missing_platforms={"b200_cute"}),
     }, unscheduled={4: {"b200_cute"}, 5: {"b200_cute"}}))
     with SlackStandIn() as slack:
-        settings = _settings(lite.url, slack, tmp_path / "helion")
-        assert _pass(lite, settings, world, 11).ok
-        with lite.session() as s:
+        settings = _settings(store.url, slack, tmp_path / "helion")
+        assert _pass(store, settings, world, 11).ok
+        with store.session() as s:
             alerts = list(s.scalars(select(HealthAlert).order_by(HealthAlert.platform_short)))
             runs = {a.id: s.get(Run, a.run_pk).run_id for a in alerts}
         assert [(a.kind, a.platform_short, runs[a.id], a.state, a.status) for a in alerts] == [
@@ -207,8 +207,8 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(lite, repo_w
         assert any(t.startswith("2 past platform outages recorded") for t in texts), texts
         assert any("b200_cute" in str(m.blocks) and "stored history" in str(m.blocks) for m in slack.messages)
         sent = slack.count("chat.postMessage")
-        assert _pass(lite, settings, world, 11, at_hours=5.0).ok
-        assert _pass(lite, settings, world, 12).ok
-        with lite.session() as s:
+        assert _pass(store, settings, world, 11, at_hours=5.0).ok
+        assert _pass(store, settings, world, 12).ok
+        with store.session() as s:
             assert len(s.scalars(select(HealthAlert)).all()) == 3
         assert slack.count("chat.postMessage") == sent and slack.count("chat.update") == 0
