@@ -104,3 +104,42 @@ def test_a_present_commit_and_a_first_parent_window_cost_one_git_process(repo, m
     back = window._commit_window(path, shas[1], shas[0])[0]  # reversed: not an ancestor, git says so
     assert not back.complete and "not an ancestor" in back.problem and [a[0] for a in spawned] == ["log", "merge-base"]
     git.close_readers(path)
+
+
+def test_a_whole_windows_ranking_is_kept_across_passes_while_the_rules_are_the_same(repo, monkeypatch):
+    """The next night's pass (a new `Stages`) reuses the ranking and change commits of a window
+    read whole; a new rules object (slices.toml edited) and a window not read whole rank again."""
+    from service.config import load_settings
+    from service.culprit import rank
+    from service.pipeline import detect_pass
+    from service.records import Move, RunRef, SeriesKey
+
+    path, shas = repo
+    calls: list[str] = []
+    real_rank, real_change = rank.rank_commits, rank.find_change_commit
+    monkeypatch.setattr(rank, "rank_commits", lambda *a, **k: calls.append("rank") or real_rank(*a, **k))
+    monkeypatch.setattr(rank, "find_change_commit", lambda *a, **k: calls.append("change") or real_change(*a, **k))
+    monkeypatch.setattr(detect_pass, "_RANKINGS", {})
+    when = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+    def move(lg: str, fb: str) -> Move:
+        return Move(SeriesKey("dashboard", "h100", "softmax", "helion_speedup_geomean"),
+                    RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.8), 1.0, 0.8, -20.0,
+                    "regression", 20.0, "confirmed", 5, 0.01)
+
+    whole = move(shas[0], shas[1])
+    first = detect_pass.Stages(load_settings(), path)
+    answer = (first.ranked(whole, ("softmax",)), first.change_commits(whole))
+    assert answer[0][0].full_sha == shas[1] and calls == ["rank", "change", "change"]
+    second = detect_pass.Stages(load_settings(), path)  # the next nightly's pass
+    assert (second.ranked(whole, ("softmax",)), second.change_commits(whole)) == answer
+    assert calls == ["rank", "change", "change"]
+    edited = detect_pass.Stages(load_settings(), path)
+    edited.rules = edited.rules.model_copy()
+    edited.ranked(whole, ("softmax",))
+    assert calls[-1] == "rank" and len(calls) == 4
+    missing = move("1" * 40, shas[1])  # not in the clone: not read whole, ranked again next pass
+    for _ in range(2):
+        detect_pass.Stages(load_settings(), path).ranked(missing, ("softmax",))
+    assert calls[-2:] == ["rank", "rank"]
+    git.close_readers(path)

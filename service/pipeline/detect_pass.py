@@ -102,6 +102,9 @@ def _slice_rules():
     return crules.load_rules()
 
 
+_RANKINGS: dict[tuple, tuple[Any, Any]] = {}  # Stages._kept: rankings of whole windows, per process
+
+
 class Stages:
     """The detector, culprit search and classifier behind one small, cached interface."""
 
@@ -122,8 +125,7 @@ class Stages:
         self.table = load_table()
         self._attributed: dict[tuple, Any] = {}
         self._code: dict[tuple[str, str], int] = {}
-        self._ranked: dict[tuple, tuple] = {}
-        self._changes: dict[tuple, tuple] = {}
+        self._this_pass: dict[tuple, tuple[Any, Any]] = {}  # rankings of windows not read whole
 
     def detect(self, series: SeriesData) -> list[Move]:
         return list(self._detect(series, self.dset))
@@ -159,25 +161,33 @@ class Stages:
 
     def ranked(self, move: Move, kernels: tuple[str, ...]):
         w = self.window(move)
-        k = (move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short, kernels)
-        if k not in self._ranked:
-            self._ranked[k] = tuple(self._rank.rank_commits(
-                w, move.key.platform_short, kernels, self.rules,
-                lines_for=lambda shas: self._with_lines(self.repo, w, shas)))
-        return self._ranked[k]
+        p = move.key.platform_short
+        return self._kept(w, ("ranked", p, kernels), lambda: tuple(self._rank.rank_commits(
+            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas))))
 
     def change_commits(self, move: Move, suite: str | None = None):
         """(harness, runner) change commits of the move's window, scoped to its platform and
         (the harness one) to its suite."""
         p = move.key.platform_short
-        k = (move.last_good.full_sha, move.first_bad.full_sha, p, suite)
-        if k not in self._changes:
-            w = self.window(move)
-            self._changes[k] = (
-                self._rank.find_change_commit(w, "harness", self.rules, p, suite),
-                self._rank.find_change_commit(w, "runner", self.rules, p),
-            )
-        return self._changes[k]
+        w = self.window(move)
+        return self._kept(w, ("changes", p, suite), lambda: (
+            self._rank.find_change_commit(w, "harness", self.rules, p, suite),
+            self._rank.find_change_commit(w, "runner", self.rules, p),
+        ))
+
+    def _kept(self, w, what: tuple, make):
+        """A ranking of a window's commits, kept for the process when the window was read whole
+        from history (it never changes; every nightly re-explains the events still settling) and
+        the slice rules are the same object (an edited slices.toml is a new one)."""
+        kept = _RANKINGS if w.complete else self._this_pass
+        key = (str(self.repo), w.last_good, w.first_bad, *what)
+        hit = kept.get(key)
+        if hit is not None and hit[0] is self.rules:
+            return hit[1]
+        if len(kept) > 8192:
+            kept.clear()
+        value = kept[key] = (self.rules, make())
+        return value[1]
 
     def names_timer(self, commit) -> bool:
         """Does this harness commit's subject say it changed a timer (`culprit.rank.names_timer`)?"""
