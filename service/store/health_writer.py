@@ -51,16 +51,20 @@ def bump(group: AlertGroup, at: datetime) -> None:
     group.updated_at = at
 
 
-def _group(session: Session, source: str, day: str, run_pk: int, at: datetime) -> AlertGroup:
-    key = f"health:{source}:{day}"
+def _group(session: Session, source: str, day: str, run_pk: int, at: datetime, *, prefix: str = "health:",
+           state: str = ACTIVE) -> tuple[AlertGroup, bool]:
+    """The health group of a source and day (live findings, or with ``HISTORY_PREFIX`` outages
+    found afterwards), made when missing; and whether it was made now."""
+    key = f"{prefix}{source}:{day}"
     group = session.scalar(select(AlertGroup).where(AlertGroup.health_key == key))
-    if group is None:
-        group = AlertGroup(source=source, first_bad_run_pk=run_pk, platform_short=key, kind="health",
-                           health_key=key, cause="health", confidence=1.0, evidence=[], state=ACTIVE,
-                           revision=1, created_at=at, updated_at=at)
-        session.add(group)
-        session.flush()
-    return group
+    if group is not None:
+        return group, False
+    group = AlertGroup(source=source, first_bad_run_pk=run_pk, platform_short=key, kind="health",
+                       health_key=key, cause="health", confidence=1.0, evidence=[], state=state,
+                       revision=1, created_at=at, updated_at=at)
+    session.add(group)
+    session.flush()
+    return group, True
 
 
 def _refresh_state(session: Session, group: AlertGroup) -> None:
@@ -84,7 +88,7 @@ def reconcile(session: Session, source: str, findings: list[Finding], *, day_of:
             continue
         if f.info and session.scalar(select(HealthAlert.id).where(HealthAlert.key == f.key).limit(1)):
             continue
-        group = _group(session, source, day_of[f.kind], run_pk, at)
+        group, _ = _group(session, source, day_of[f.kind], run_pk, at)
         alert = HealthAlert(group_id=group.id, kind=f.kind, key=f.key, source=source,
                             platform_short=f.platform_short, kernel=f.kernel, detail=f.detail,
                             shapes=list(f.shapes), state=INFO if f.info else ACTIVE,
@@ -124,15 +128,8 @@ def record_past(session: Session, source: str, finding: Finding, *, run_pks: lis
     if seen is not None:
         return False
     at, back = naive(now), naive(recovered_at)
-    key = f"{HISTORY_PREFIX}{source}:{day}"
-    group = session.scalar(select(AlertGroup).where(AlertGroup.health_key == key))
-    if group is None:
-        group = AlertGroup(source=source, first_bad_run_pk=run_pks[0], platform_short=key, kind="health",
-                           health_key=key, cause="health", confidence=1.0, evidence=[], state=RECOVERED,
-                           revision=1, created_at=at, updated_at=at)
-        session.add(group)
-        session.flush()
-    else:
+    group, made = _group(session, source, day, run_pks[0], at, prefix=HISTORY_PREFIX, state=RECOVERED)
+    if not made:
         bump(group, at)
     alert = HealthAlert(group_id=group.id, kind=finding.kind, key=finding.key, source=source,
                         platform_short=finding.platform_short, kernel=finding.kernel, detail=finding.detail,
