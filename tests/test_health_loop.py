@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from service.config import Settings
 from service.schedule.run_once import run_once
+from service.store.health_oncall import set_status
 from service.store.tables import AlertGroup, HealthAlert, Run
 from tests.health_world import GPU, LINATTN, Faults, HealthWorld
 from tests.slack_standin import TOKEN, SlackStandIn
@@ -182,7 +183,7 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(store, repo_
     """Started on a cumulative history, benchwatch records the platform outages it never saw as
     a newest nightly: already recovered and resolved, the old ones in the backfill digest, a
     recent one posted; a platform the nightly workflow did not schedule was not down; a second
-    pass and the next nightly write nothing again."""
+    pass, on-call acting on an old one and the next nightly send nothing again."""
     everything_h100 = {("h100", k) for k in GPU + LINATTN + [f"{k}-bwd" for k in LINATTN]}
     world = repo_world(HealthWorld(nights=13, faults={
         2: Faults(missing_platforms={"b200"}), 3: Faults(missing_platforms={"b200"}),
@@ -207,6 +208,9 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(store, repo_
         assert any(t.startswith("2 past platform outages recorded") for t in texts), texts
         assert any("b200_cute" in str(m.blocks) and "stored history" in str(m.blocks) for m in slack.messages)
         sent = slack.count("chat.postMessage")
+        with store.session() as s:  # on-call acts on an old one (no message of its own): nothing to edit
+            set_status(s, alerts[0].id, "open", by="carol", note="was this the March outage?")
+            set_status(s, alerts[0].id, "resolved", by="carol", note="it was")
         assert _pass(store, settings, world, 11, at_hours=5.0).ok
         assert _pass(store, settings, world, 12).ok
         with store.session() as s:

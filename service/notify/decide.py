@@ -68,6 +68,11 @@ def posted_and_current(revision: int, rows: Sequence[OutboxRow]) -> bool:
     return post.state == HISTORIC or revision <= max(r.revision for r in rows)
 
 
+def too_old(first_bad_date: datetime, now: datetime, max_age_days: int) -> bool:
+    """A group whose first-bad nightly is older than this goes to the backfill digest."""
+    return naive(first_bad_date) < naive(now) - timedelta(days=max_age_days)
+
+
 def decide(view: GroupView, rows: Sequence[OutboxRow], now: datetime, *, max_age_days: int,
            child_posted: bool = False) -> Intent:
     """The intent for one top-level group. ``rows``: its outbox rows; ``child_posted``: a child
@@ -85,6 +90,6 @@ def decide(view: GroupView, rows: Sequence[OutboxRow], now: datetime, *, max_age
         return Intent(Action.ADOPT, Reason.CHILD_POSTED)
     if not view.postable:
         return Intent(Action.SKIP, Reason.NOT_POSTABLE)
-    if naive(view.first_bad_date) < naive(now) - timedelta(days=max_age_days):
+    if too_old(view.first_bad_date, now, max_age_days):
         return Intent(Action.DIGEST, Reason.OLD)
     return Intent(Action.POST, Reason.NEW)

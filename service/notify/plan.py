@@ -19,15 +19,14 @@ from service.config import Settings
 from service.domain import GroupKind, MoveState
 from service.notify.render import render_daily_digest, render_group, render_history_digest
 from service.notify.render_health import render_health
-from service.notify.decide import Action, decide, posted_and_current
+from service.notify.decide import Action, decide, posted_and_current, too_old
 from service.notify.view import GroupView, group_view
 from service.store.group_reads import (
     OutboxEntry, oldest_child_thread, outbox_by_group, top_groups, top_move_groups,
 )
-from service.store.health_reads import health_group_view
+from service.store.health_reads import health_group_view, is_history_group
 from service.store import outbox
 from service.records import naive
-from service.store.health_writer import is_history_group
 from service.store.tables import AlertGroup, HealthAlert, Run
 
 
@@ -64,8 +63,10 @@ def plan_health_group(session: Session, group: AlertGroup, settings: Settings, n
     whenever its revision grows (a finding added, recovered, or acted on). Outages found after
     the fact in the stored history are news only while recent: older ones go to the backfill
     digest, as old moves do."""
-    if not rows and is_history_group(group) and (
-            naive(now) - session.get(Run, group.first_bad_run_pk).date).days > settings.notify.max_age_days:
+    if any(r.kind == "post" and r.state == outbox.HISTORIC for r in rows):
+        return  # counted in a backfill digest: it has no message to edit
+    if not rows and is_history_group(group) and too_old(
+            session.get(Run, group.first_bad_run_pk).date, now, settings.notify.max_age_days):
         outbox.enqueue(session, key=outbox.post_key(group.id), kind="post", group_id=group.id,
                        revision=group.revision, payload={"historic": True}, now=now, state=outbox.HISTORIC)
         outages = session.scalar(select(func.count(HealthAlert.id)).where(HealthAlert.group_id == group.id))

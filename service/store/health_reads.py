@@ -20,6 +20,14 @@ from service.store.tables import (
 )
 
 
+HISTORY_PREFIX = "health-history:"  # health_key of a group of outages found after the fact
+
+
+def is_history_group(group: AlertGroup) -> bool:
+    """A group of outages found in the stored history (health_writer.record_past), not live."""
+    return (group.health_key or "").startswith(HISTORY_PREFIX)
+
+
 def recent_nightlies(session: Session, source: str, n: int) -> list[tuple[int, Nightly]]:
     """The newest ``n`` main nightlies of a source, oldest first, with their run keys."""
     rows = session.execute(

@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 from service.domain import ACTIVE_STATUSES, AlertStatus
 from service.health.records import Finding
 from service.records import naive
+from service.store.health_reads import HISTORY_PREFIX
 from service.store.tables import AlertGroup, HealthAlert, HealthHistory, SchemaNote
 
 MACHINE = "benchwatch"
 ACTIVE, RECOVERED, INFO = "active", "recovered", "info"
-HISTORY_PREFIX = "health-history:"  # health_key of a group of outages found after the fact
 
 
 @dataclass
@@ -141,10 +141,6 @@ def record_past(session: Session, source: str, finding: Finding, *, run_pks: lis
     add_history(session, alert.id, at, "opened", None, RECOVERED, finding.detail)
     add_history(session, alert.id, at, "resolved", AlertStatus.OPEN, AlertStatus.RESOLVED, note)
     return True
-
-
-def is_history_group(group: AlertGroup) -> bool:
-    return (group.health_key or "").startswith(HISTORY_PREFIX)
 
 
 def history_mark(session: Session, source: str) -> str | None:
