@@ -158,7 +158,7 @@ def test_health_settings_are_validated_at_start(tmp_path):
 
 
 def test_past_outages_are_the_episodes_a_platform_ran_on_both_sides_of():
-    from service.health.history import past_outages
+    from service.health.history import open_outages, past_outages
 
     down = {("b200", k): None for k in ("a", "b", "c")}
     zeros = {("h100", k): {"failed": True} for k in ("a", "b", "c")}
@@ -172,3 +172,5 @@ def test_past_outages_are_the_episodes_a_platform_ran_on_both_sides_of():
     text = past_outages(d)[0].detail(d)
     assert text.startswith("b200: no results on 2 nightlies, 2026-03-03 to 2026-03-04") and "ran again on 2026-03-05" in text
     assert past_outages(data(rows(), rows(), rows())) == []
+    assert open_outages(d) == {"b200": 7}  # the one still running, from its first nightly
+    assert open_outages(data(rows({("b200", k): None for k in "abc"}), rows())) == {}  # not started yet

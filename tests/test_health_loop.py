@@ -216,3 +216,26 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(store, repo_
         with store.session() as s:
             assert len(s.scalars(select(HealthAlert)).all()) == 3
         assert slack.count("chat.postMessage") == sent and slack.count("chat.update") == 0
+
+
+def test_an_outage_already_running_at_a_cold_start_is_dated_from_its_first_nightly(store, repo_world, tmp_path):
+    """Started while b200 has been down for three nightlies: the live alert says since when and
+    hangs on the first of them; when b200 is back it recovers, and the history read does not add
+    it a second time."""
+    down = Faults(missing_platforms={"b200"})
+    world = repo_world(HealthWorld(nights=9, faults={5: down, 6: down, 7: down}))
+    with SlackStandIn() as slack:
+        settings = _settings(store.url, slack, tmp_path / "helion")
+        assert _pass(store, settings, world, 7).ok
+        with store.session() as s:
+            (alert,) = s.scalars(select(HealthAlert)).all()
+            first = s.get(Run, alert.run_pk).run_id
+            detail, state = alert.detail, alert.state
+        assert (alert.kind, alert.platform_short, state, first) == ("platform_outage", "b200", "active", world.run(5)["run_id"])
+        assert "down since 2026-03-07" in detail and "3 nightlies" in detail
+        (msg,) = slack.messages
+        assert "down since 2026-03-07" in str(msg.blocks)
+        assert _pass(store, settings, world, 8).ok
+        with store.session() as s:
+            (alert,) = s.scalars(select(HealthAlert)).all()
+            assert alert.state == "recovered" and s.get(Run, alert.run_pk).run_id == world.run(5)["run_id"]

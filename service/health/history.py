@@ -48,10 +48,10 @@ class PastOutage:
                 f"not watched live")
 
 
-def past_outages(data: SourceNights) -> list[PastOutage]:
-    """Every ended outage episode in ``data`` (oldest first per platform; see the module)."""
+def _episodes(data: SourceNights):
+    """(platform, first down index, first index it ran again or None while still down) for
+    every run of down nightlies that came after the platform had run."""
     platforms = sorted({p for rows in data.results for (p, _k) in rows})
-    out: list[PastOutage] = []
     for platform in platforms:
         up = [platform_down(rows, platform) is None for rows in data.results]
         start, seen = None, False  # first down nightly of the open episode; ran before?
@@ -60,7 +60,20 @@ def past_outages(data: SourceNights) -> list[PastOutage]:
                 if start is None and seen:  # down after having run: an episode opens
                     start = i
             elif start is not None:
-                out.append(PastOutage(platform, start, i - 1, i))
+                yield platform, start, i
                 start = None
             seen = seen or ok
-    return out  # an episode still open on the newest nightly is the live check's
+        if start is not None:
+            yield platform, start, None
+
+
+def past_outages(data: SourceNights) -> list[PastOutage]:
+    """Every ended outage episode in ``data`` (per platform, oldest first; see the module)."""
+    return [PastOutage(p, first, back - 1, back) for p, first, back in _episodes(data) if back is not None]
+
+
+def open_outages(data: SourceNights) -> dict[str, int]:
+    """Platform -> the first nightly (index) of the outage still running on the newest nightly:
+    the live check raises it on the newest, and a person asks since when (a cold start, or a
+    service stopped during it, did not see it begin)."""
+    return {p: first for p, first, back in _episodes(data) if back is None}

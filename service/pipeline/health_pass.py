@@ -13,13 +13,13 @@ from sqlalchemy import func, select
 
 from service.config import Settings
 from service.health import freshness, matrix
-from service.health.history import past_outages
+from service.health.history import open_outages, past_outages
 from service.health.nightly import check_nightly
 from service.health.records import Finding, SourceNights
 from service.store.db import Store
 from service.store.health_reads import night_rows, recent_nightlies
 from service.store.health_writer import (
-    HealthOutcome, fetch_state, history_mark, reconcile, record_past, set_history_mark,
+    HealthOutcome, anchor_open, fetch_state, history_mark, reconcile, record_past, set_history_mark,
 )
 from service.domain import SOURCES, Source
 from service.store.tables import Run
@@ -98,7 +98,9 @@ def _nights_to_scan(session, source: str, settings: Settings) -> int:
 def record_history(store: Store, settings: Settings, source: str, repo: Path | None, now: datetime) -> int:
     """Write the platform outages that began and ended between two passes (health/history.py):
     already recovered, never posted one by one when old (the notify plan's digest). A platform
-    the workflow of the outage's first nightly did not schedule was not down. Returns how many."""
+    the workflow of the outage's first nightly did not schedule was not down. An outage still
+    running whose live alert was opened after it began is moved to its first nightly. Returns
+    how many past outages were written."""
     with store.session() as s:
         n = _nights_to_scan(s, source, settings)
         nights = recent_nightlies(s, source, n) if n else []
@@ -122,6 +124,10 @@ def record_history(store: Store, settings: Settings, source: str, repo: Path | N
             finding = Finding("platform_outage", source, ep.detail(data), ep.platform_short)
             written += record_past(s, source, finding, run_pks=pks[ep.first:ep.last + 1],
                                    day=f"{first.date:%Y-%m-%d}", recovered_at=data.nights[ep.back].date, now=now)
+        for platform, first in open_outages(data).items():
+            night = data.nights[first]
+            anchor_open(s, Finding("platform_outage", source, "", platform).key, run_pks=pks[first:],
+                        since=f"{night.date:%Y-%m-%d} ({night.sha}), {len(pks) - first} nightlies", now=now)
         set_history_mark(s, source, nights[-1][1].date.replace(tzinfo=None).isoformat())
     return written
 

@@ -157,6 +157,22 @@ def set_history_mark(session: Session, source: str, value: str) -> None:
         row.value = value
 
 
+def anchor_open(session: Session, key: str, *, run_pks: list[int], since: str, now: datetime) -> bool:
+    """An active outage alert opened on a later nightly of a down streak that began before
+    benchwatch saw it: moved to the streak's first nightly (``run_pks[0]``), its detail saying
+    since when. True if changed. One opened on the streak's first nightly is left alone."""
+    alert = session.scalar(select(HealthAlert).where(HealthAlert.key == key, HealthAlert.state == ACTIVE))
+    if alert is None or alert.run_pk not in run_pks[1:]:
+        return False
+    at = naive(now)
+    alert.run_pk, alert.updated_at = run_pks[0], at
+    alert.detail = f"{alert.detail}; down since {since}"
+    add_history(session, alert.id, at, "note", note=f"down since {since} (found in the stored history)")
+    bump(session.get(AlertGroup, alert.group_id), at)
+    session.flush()
+    return True
+
+
 # --- fetch failures in a row -------------------------------------------------------------------
 
 
