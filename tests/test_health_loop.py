@@ -217,6 +217,17 @@ def test_a_cold_start_records_the_outages_that_ended_before_it_once(store, repo_
             assert len(s.scalars(select(HealthAlert)).all()) == 3
         assert slack.count("chat.postMessage") == sent and slack.count("chat.update") == 0
 
+        from fastapi.testclient import TestClient
+
+        from service.web.app import create_app
+
+        with TestClient(create_app(settings, store)) as web:  # on-call sees them in the queue and on their page
+            queue = web.get("/?cause=health&status=all")
+            assert queue.status_code == 200 and "b200_cute" in queue.text
+            page = web.get(f"/groups/{alerts[0].group_id}")
+            assert page.status_code == 200 and "found in the stored history" in page.text
+            assert "2026-03-04" in page.text  # the outage's first nightly
+
 
 def test_an_outage_already_running_at_a_cold_start_is_dated_from_its_first_nightly(store, repo_world, tmp_path):
     """Started while b200 has been down for three nightlies: the live alert says since when and
