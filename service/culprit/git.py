@@ -251,7 +251,7 @@ def _batch_blob(path: Path, spec: str) -> tuple[bool, bytes | None]:
     """(answered, blob bytes or None when absent) from the clone's batch reader; answered is
     False when the reader could not answer or the object is not a blob (the caller runs git)."""
     kind, content = _batch_object(path, spec)
-    if kind is None or kind not in ("missing", "blob"):  # a tree or a submodule: what `git show` prints
+    if kind not in ("missing", "blob"):  # unanswered, or a tree or a submodule: what `git show` prints
         return False, None
     return True, content
 

@@ -147,7 +147,7 @@ def with_lines(repo: Path | None, window: CommitWindow, shas: Iterable[str]) -> 
     only: the line counts (a diff of every file, ~3 ms a commit, most of a cold pass's git time)
     only order commits of equal evidence, so `rank` asks for them where there is a tie. A commit
     git cannot count keeps no counts (ordered as before: by date)."""
-    wanted = {s for s in shas}
+    wanted = set(shas)
     if repo is None or not wanted:
         return window
     key = str(repo)

@@ -17,11 +17,16 @@ from typing import Mapping
 from service.health.records import KernelResult, SourceNights
 
 
+def ran_on(rows: Mapping[tuple[str, str], KernelResult], platform: str) -> set[str]:
+    """The kernels of ``platform`` that ran on one nightly (listed and not infra_missing)."""
+    return {k for (p, k), r in rows.items() if p == platform and not r.infra_missing}
+
+
 def platform_down(rows: Mapping[tuple[str, str], KernelResult], platform: str) -> str | None:
     """Why ``platform`` counts as down on one nightly (None: it ran). No kernel ran, or two or
     more ran and every one came back empty (the machine, not the kernels)."""
     listed = [k for (p, k) in rows if p == platform]
-    ran = [k for k in listed if not rows[(platform, k)].infra_missing]
+    ran = ran_on(rows, platform)
     if not ran:
         return f"all {len(listed)} kernels infra_missing" if listed else "no rows"
     if len(ran) >= 2 and all(rows[(platform, k)].failed for k in ran):

@@ -6,9 +6,7 @@ matrix on purpose (news, not a failure).
 
 from __future__ import annotations
 
-from typing import Mapping
-
-from service.health.history import platform_down
+from service.health.history import platform_down, ran_on
 from service.health.records import Finding, KernelResult, SourceNights
 
 MAX_LISTED = 8
@@ -18,10 +16,6 @@ def _names(items, limit: int = MAX_LISTED) -> str:
     items = list(items)
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _ran(rows: Mapping[tuple[str, str], KernelResult], platform: str) -> set[str]:
-    return {k for (p, k), r in rows.items() if p == platform and not r.infra_missing}
 
 
 def _streak(data: SourceNights, key: tuple[str, str]) -> int:
@@ -46,15 +40,15 @@ def _kernels_expected(data: SourceNights, platform: str) -> set[str] | None:
         return set(data.expected.kernels[platform])
     if len(data.results) < 2:
         return None
-    return _ran(data.results[-2], platform)  # without the workflow: what ran the night before
+    return ran_on(data.results[-2], platform)  # without the workflow: what ran the night before
 
 
 def _removed(data: SourceNights, platform: str) -> set[str]:
     """Kernels that ran lately on this platform and that the workflow no longer lists."""
     if data.expected is None or platform not in data.expected.kernels:
         return set()
-    recent = set().union(*(_ran(rows, platform) for rows in data.results[:-1])) if len(data.results) > 1 else set()
-    return recent - set(data.expected.kernels[platform]) - _ran(data.results[-1], platform)
+    recent = set().union(*(ran_on(rows, platform) for rows in data.results[:-1])) if len(data.results) > 1 else set()
+    return recent - set(data.expected.kernels[platform]) - ran_on(data.results[-1], platform)
 
 
 def check_nightly(data: SourceNights, *, failing_nights: int, partial_min: int) -> list[Finding]:
@@ -65,7 +59,7 @@ def check_nightly(data: SourceNights, *, failing_nights: int, partial_min: int) 
     on = f"on the nightly of {night.date:%Y-%m-%d} ({night.sha[:8]})"
     out: list[Finding] = []
     for platform in sorted(_platforms(data)):
-        ran = _ran(rows, platform)
+        ran = ran_on(rows, platform)
         removed = _removed(data, platform)
         for kernel in sorted(removed):
             sha = data.removed_in.get((platform, kernel)) or (data.expected.sha if data.expected else "")
