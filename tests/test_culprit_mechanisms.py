@@ -91,6 +91,34 @@ def test_torch_pin_is_a_baseline_change(helion_clone):
     assert any("torch" in (f.new or "") for f in pins)
 
 
+def test_a_workflow_counts_only_for_the_platforms_whose_dispatch_job_calls_it(helion_clone):
+    # c42fc318 drops HELION_AUTOTUNE_BENCHMARK_SUBPROCESS from benchmark.yml, which the dispatch
+    # calls for h100/b200/mi350x; the TPU job calls benchmark_tpu.yml and never read it
+    lg, fb = _around(helion_clone, "c42fc318")
+    assert "autotune" in _kinds(repo_fact_changes(helion_clone, lg, fb, "h100", "layer_norm"))
+    assert "autotune" not in _kinds(repo_fact_changes(helion_clone, lg, fb, "tpu", "layer_norm"))
+
+
+def test_a_pin_in_the_tpu_workflow_is_neither_h100s_nor_the_pretuned_suites(helion_clone):
+    # 83f4c235 moves the torch_tpu nightly pin in benchmark_tpu.yml: TPU's job only
+    lg, fb = _around(helion_clone, "83f4c235")
+    tpu = [f for f in repo_fact_changes(helion_clone, lg, fb, "tpu", "flash_attention") if f.kind == "baseline_pin"]
+    assert tpu and tpu[0].path.endswith("benchmark_tpu.yml")
+    for platform, source in (("h100", "dashboard"), ("h100", "pretuned")):
+        kernel = "vector_add" if source == "pretuned" else "softmax"
+        facts = repo_fact_changes(helion_clone, lg, fb, platform, kernel, source=source)
+        assert not [f for f in facts if f.path and f.path.endswith("benchmark_tpu.yml")], [f.detail for f in facts]
+
+
+def test_the_pretuned_suites_pin_is_not_the_dashboards(helion_clone):
+    # 76df68c9 edits benchmark_pretuned.yml: a pretuned fact, never a dashboard one
+    lg, fb = _around(helion_clone, "76df68c9")
+    pre = repo_fact_changes(helion_clone, lg, fb, "h100", "vector_add", source="pretuned")
+    dash = repo_fact_changes(helion_clone, lg, fb, "h100", "softmax")
+    assert any(f.path and "benchmark_pretuned" in f.path for f in pre), [f.detail for f in pre]
+    assert not any(f.path and "benchmark_pretuned" in f.path for f in dash), [f.detail for f in dash]
+
+
 @pytest.mark.parametrize("sha, kernel, other, kind", [
     ("0ac95a80", "layer_norm-bwd", "layer_norm", "cudagraph_flag"),  # remove_flags --cudagraph added
     ("6ad99e29", "rope", "softmax", "num_inputs"),  # fewer rope inputs

@@ -478,7 +478,10 @@ def _merged(parts: Iterable[WorkflowSettings]) -> WorkflowSettings:
 
 
 @lru_cache(maxsize=128)
-def _benchmark_workflows(repo: Path, sha: str) -> dict[str, str]:
+def _benchmark_workflows(repo: Path, sha: str, source: str = "dashboard") -> dict[str, str]:
+    """The benchmark workflow files of one source's nightly: the pretuned suite runs only
+    `benchmark_pretuned*.yml` (its nightly, dispatch and job), the dashboard every other
+    `benchmark*.yml`. A torch pin in the pretuned job is not the dashboard's baseline."""
     try:
         names = git.list_dir(repo, sha, WORKFLOWS)
     except BenchwatchError:
@@ -486,36 +489,79 @@ def _benchmark_workflows(repo: Path, sha: str) -> dict[str, str]:
     out = {}
     for path in names:
         name = PurePosixPath(path).name
-        if name.startswith("benchmark") and name.endswith((".yml", ".yaml")):
-            text = _show(repo, sha, path)
-            if text is not None:
-                out[path] = text
+        if not (name.startswith("benchmark") and name.endswith((".yml", ".yaml"))):
+            continue
+        if name.startswith("benchmark_pretuned") != (source == "pretuned"):
+            continue
+        text = _show(repo, sha, path)
+        if text is not None:
+            out[path] = text
     return out
+
+
+def workflow_callers(docs: dict[str, Any], rules: SliceRules) -> dict[str, set[str | None]]:
+    """Reusable workflow path -> the platforms of the jobs that call it (``uses: ./...`` with
+    ``with: alias:``); None for a caller whose platform the file does not write (a matrix
+    expression). benchmark_dispatch.yml runs h100/b200/mi350x through benchmark.yml and tpu
+    through benchmark_tpu.yml: the TPU job's pins are not H100's."""
+    out: dict[str, set[str | None]] = {}
+    for doc in docs.values():
+        jobs = doc.get("jobs") if isinstance(doc, dict) else None
+        if not isinstance(jobs, dict):
+            continue
+        for job in jobs.values():
+            uses = job.get("uses") if isinstance(job, dict) else None
+            if not isinstance(uses, str) or not uses.startswith("./"):
+                continue
+            with_ = job.get("with")
+            alias = _platform_of(with_, None) if isinstance(with_, dict) else None
+            out.setdefault(uses[2:].split("@")[0], set()).add(_known_platform(alias, rules))
+    return out
+
+
+def _known_platform(alias: str | None, rules: SliceRules) -> str | None:
+    """A caller's alias as one of the platforms (``tpu_bridge`` runs for tpu), or None."""
+    if alias is None or alias in rules.platforms:
+        return alias
+    return next((p for p in sorted(rules.platforms, key=len, reverse=True) if alias.startswith(f"{p}_")), None)
+
+
+def _runs_for(path: str, callers: dict[str, set[str | None]], platform: str) -> bool:
+    """Does the workflow at ``path`` benchmark ``platform``? A file no job calls is read as before
+    (its own jobs say their platforms); a called one only for the platforms that call it."""
+    who = callers.get(path)
+    return not who or None in who or platform in who
 
 
 def _fmt(values: set[str]) -> str:
     return ", ".join(sorted(values)) if values else "(none)"
 
 
-def _workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules) -> list[FactChange]:
-    """Per (window, platform), cached: every kernel of a platform's event asks the same question."""
-    key = (str(repo), lg, fb, platform, id(rules))
+def _workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules,
+                    source: str = "dashboard") -> list[FactChange]:
+    """Per (window, platform, source), cached: every kernel of a platform's event asks the same."""
+    key = (str(repo), lg, fb, platform, id(rules), source)
     if key not in _WORKFLOW_FACTS:
         if len(_WORKFLOW_FACTS) > 4096:
             _WORKFLOW_FACTS.clear()
-        _WORKFLOW_FACTS[key] = tuple(_read_workflow_facts(repo, lg, fb, platform, rules))
+        _WORKFLOW_FACTS[key] = tuple(_read_workflow_facts(repo, lg, fb, platform, rules, source))
     return list(_WORKFLOW_FACTS[key])
 
 
 _WORKFLOW_FACTS: dict[tuple, tuple[FactChange, ...]] = {}
 
 
-def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules) -> list[FactChange]:
-    texts_old, texts_new = _benchmark_workflows(repo, lg), _benchmark_workflows(repo, fb)
+def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: SliceRules,
+                         source: str = "dashboard") -> list[FactChange]:
+    texts_old, texts_new = _benchmark_workflows(repo, lg, source), _benchmark_workflows(repo, fb, source)
     docs_old = {p: d for p, t in texts_old.items() if isinstance(d := _load_yaml(t), dict)}
     docs_new = {p: d for p, t in texts_new.items() if isinstance(d := _load_yaml(t), dict)}
-    # only files that parse at both ends are compared: a broken or new file is no evidence
-    common = sorted(set(docs_old) & set(docs_new))
+    callers = workflow_callers(docs_old, rules)
+    for path, who in workflow_callers(docs_new, rules).items():
+        callers.setdefault(path, set()).update(who)
+    # only files that parse at both ends, and that benchmark this platform at either end, are
+    # compared: a broken or new file is no evidence, nor is another platform's job
+    common = sorted(p for p in set(docs_old) & set(docs_new) if _runs_for(p, callers, platform))
     old = _merged(_file_settings(p, texts_old[p], platform, rules) for p in common)
     new = _merged(_file_settings(p, texts_new[p], platform, rules) for p in common)
     out: list[FactChange] = []
@@ -616,5 +662,5 @@ def _fact_changes(
         if _touched(changed, hf.TRITONBENCH_PIN):
             out += hf.tritonbench_facts(*pair(hf.TRITONBENCH_PIN))
     if rules is not None and (changed is None or any(p.startswith(WORKFLOWS + "/benchmark") for p in changed)):
-        out += _workflow_facts(repo, lg, fb, platform_short, rules)
+        out += _workflow_facts(repo, lg, fb, platform_short, rules, source)
     return out
