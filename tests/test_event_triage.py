@@ -251,6 +251,37 @@ def test_an_autotune_change_is_read_with_the_footprint_it_predicts():
     assert mechanism_of(observe(event(helion_only, platform_facts=(seed,))), TABLE) == "autotune"
 
 
+def test_a_pretuned_pin_change_predicts_helion_against_every_baseline_moving():
+    """The pretuned job's torch pin moved (76df68c9: 2.11 -> 2.13) and Helion against every
+    baseline of most kernels moved -9%, as it would if Helion itself had: the pin re-measures
+    every baseline built on torch, so that footprint does not count against the method change.
+    Without the pin the same footprint is a real change."""
+    pin = FactChange("baseline_pin", "benchmark_pretuned.yml: h100 torch==2.11.* -> torch==2.13.*", "method_change",
+                     ".github/workflows/benchmark_pretuned.yml", "torch==2.11.*", "torch==2.13.*")
+    moved = [KernelSteps(n, step(-9), None, (step(-9), step(-9))) for n in ("rms_norm", "rope", "softmax", "layer_norm")]
+    moved += [KernelSteps("scaled_mm", step(-9), None, (step(-9), step(0)))]
+    kw = dict(source="pretuned", platform="h100", ran=6, top_candidate=commit(0.55, "faster launches"),
+              harness_commit=commit(0.3, "[triton] Disable warp-specialized NVFP4 GEMV config"))
+    with_pin = classify_event(event(moved, platform_facts=(pin,), **kw), TABLE)
+    assert (with_pin.cause, with_pin.kind) == ("method_change", "baseline")
+    by = {e.check: e for e in with_pin.evidence}
+    assert by["per_baseline"].facts["value"] == "all_moved"
+    assert classify_event(event(moved, **kw), TABLE).cause == "real"
+    # weighed as a method change usually looks (a baseline changed: only the headline moves): real
+    plain = LikelihoodTable(observations=TABLE.observations, explain=TABLE.explain,
+                            mechanisms={m: r for m, r in TABLE.mechanisms.items() if m != "baseline_pin"})
+    assert classify_event(event(moved, platform_facts=(pin,), **kw), plain).cause == "real"
+
+
+def test_a_mechanism_row_of_its_own_names_values_of_its_observation():
+    with pytest.raises(Exception, match="all_movd is not a value of observation per_baseline"):
+        LikelihoodTable(observations=TABLE.observations,
+                        mechanisms={"baseline_pin": {"per_baseline": {"all_movd": 0.5}}})
+    with pytest.raises(Exception, match="positive"):
+        LikelihoodTable(observations=TABLE.observations,
+                        mechanisms={"baseline_pin": {"per_baseline": {"all_moved": 0}}})
+
+
 def test_a_mechanism_row_must_name_a_cause():
     with pytest.raises(Exception, match="must name one of"):
         LikelihoodTable(observations={}, mechanisms={"autotune": {"timers": "hardwre"}})

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from service.domain import Cause
 from service.errors import BenchwatchError, invalid
@@ -41,19 +41,33 @@ class LikelihoodTable(BaseModel):
     causes: tuple[str, ...] = CAUSES
     observations: dict[str, dict[str, dict[str, float]]]
     explain: dict[str, float] = Field(default_factory=lambda: {"decisive_ratio": 8.0})
-    # mechanism -> observation -> the cause whose prediction a method change through that
-    # mechanism shares (an autotune change alters the config Helion runs: it predicts Helion's
-    # own footprint, as a real change does); read off the facts of the event's observations
-    mechanisms: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # mechanism -> observation -> what a method change through that mechanism predicts for it:
+    # the name of the cause whose prediction it shares (an autotune change alters the config
+    # Helion runs: it predicts Helion's own footprint, as a real change does), or its own
+    # likelihood per value (a torch pin moves the baselines: the comparators move with Helion);
+    # read off the facts of the event's observations
+    mechanisms: dict[str, dict[str, str | dict[str, float]]] = Field(default_factory=dict)
 
     @field_validator("mechanisms")
     @classmethod
-    def _mechanisms(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    def _mechanisms(cls, v: dict[str, dict[str, str | dict[str, float]]]) -> dict[str, dict[str, str | dict[str, float]]]:
         for mech, rows in v.items():
-            for obs, cause in rows.items():
-                if cause not in CAUSES:
-                    raise ValueError(f"{mech}.{obs} must name one of {', '.join(CAUSES)}, not {cause!r}")
+            for obs, said in rows.items():
+                if isinstance(said, dict):
+                    if any(not (x > 0 and math.isfinite(x)) for x in said.values()):
+                        raise ValueError(f"{mech}.{obs}: likelihoods must be positive numbers")
+                elif said not in CAUSES:
+                    raise ValueError(f"{mech}.{obs} must name one of {', '.join(CAUSES)}, not {said!r}")
         return v
+
+    @model_validator(mode="after")
+    def _mechanism_values(self) -> "LikelihoodTable":
+        for mech, rows in self.mechanisms.items():
+            for obs, said in rows.items():
+                if isinstance(said, dict) and (unknown := set(said) - set(self.observations.get(obs, {}))):
+                    raise ValueError(f"mechanisms.{mech}.{obs}: {', '.join(sorted(unknown))} is not a value of "
+                                     f"observation {obs}")
+        return self
 
     @field_validator("causes")
     @classmethod
@@ -143,14 +157,17 @@ def mechanism_of(observations: list[Observation] | tuple[Observation, ...], tabl
 
 def _rows(observations, table: LikelihoodTable):
     """Each observation with the row it is weighed by: the table's, with the method-change
-    column taken from the cause the event's mechanism shares the prediction of."""
+    column taken from what the event's mechanism predicts (another cause's column, or its own)."""
     shared = table.mechanisms.get(mechanism_of(observations, table) or "", {})
     for ob in observations:
         row = table.row(ob.name, ob.value)
         if row is None:
             continue
-        if ob.name in shared:
-            row = {**row, METHOD: row[shared[ob.name]]}
+        said = shared.get(ob.name)
+        if isinstance(said, dict):
+            row = {**row, METHOD: said.get(ob.value, row[METHOD])}
+        elif said is not None:
+            row = {**row, METHOD: row[said]}
         yield ob, row
 
 
