@@ -90,7 +90,7 @@ class EventInput:
     harness_timer: bool = False  # ... and its subject says it changed a timer
 
 
-def _moved(step: Step | None, th: Thresholds) -> int:
+def stepped(step: Step | None, th: Thresholds) -> int:
     """+1 / -1 when the level stepped clearly (up/down), 0 when flat, None-safe."""
     if step is None or step.significance < th.sigma or abs(step.pct) < th.min_pct:
         return 0
@@ -102,8 +102,8 @@ def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
 
     Speedup down and latency up both mean "Helion slower": latency is compared negated.
     """
-    h = _moved(k.headline, th)
-    lat = -_moved(k.latency, th) if k.latency is not None else None
+    h = stepped(k.headline, th)
+    lat = -stepped(k.latency, th) if k.latency is not None else None
     if lat is None or k.headline is None:
         timers = "unknown"
     elif h and lat:
@@ -115,18 +115,18 @@ def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
     else:
         timers = "unknown"
     steps = [c for c in k.comparators if c is not None]
-    if not steps or k.headline is None or (not h and not any(_moved(c, th) for c in steps)):
+    if not steps or k.headline is None or (not h and not any(stepped(c, th) for c in steps)):
         comps = "unknown"  # "Helion-only" means nothing when Helion's speedup did not move either
     else:
         ref = k.headline.log_step
-        together = [c for c in steps if _moved(c, th) and (c.log_step > 0) == (ref > 0)
+        together = [c for c in steps if stepped(c, th) and (c.log_step > 0) == (ref > 0)
                     and abs(c.log_step) >= th.ratio * abs(ref)]
-        flat = [c for c in steps if not _moved(c, th) or abs(c.log_step) < 0.25 * abs(ref)]
+        flat = [c for c in steps if not stepped(c, th) or abs(c.log_step) < 0.25 * abs(ref)]
         if h and len(together) == len(steps):
             comps = "with_helion"
         elif len(flat) == len(steps):
             comps = "flat"
-        elif not h and all(_moved(c, th) for c in steps):
+        elif not h and all(stepped(c, th) for c in steps):
             comps = "with_helion"  # every comparator moved while Helion's speedup did not
         else:
             comps = "mixed"
@@ -172,11 +172,11 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
             if not steps or k.headline is None:
                 vals.append("unknown")
                 continue
-            h = _moved(k.headline, th)
-            moved = [c for c in steps if _moved(c, th) == h and h != 0]
+            h = stepped(k.headline, th)
+            moved = [c for c in steps if stepped(c, th) == h and h != 0]
             if h and len(moved) == len(steps):
                 vals.append("all_moved")
-            elif h and not any(_moved(c, th) for c in steps):
+            elif h and not any(stepped(c, th) for c in steps):
                 vals.append("headline_only")
             else:
                 vals.append("mixed")
@@ -184,11 +184,11 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         obs.append(Observation("per_baseline", v, f"Helion against each named baseline: {_count(c) or 'no breakdown'}",
                                {"counts": dict(c)}))
 
-    perf = [k for k in ev.kernels if _moved(k.headline, th) or (k.latency is not None and _moved(k.latency, th))
-            or any(_moved(c, th) for c in k.comparators if c is not None)]
+    perf = [k for k in ev.kernels if stepped(k.headline, th) or (k.latency is not None and stepped(k.latency, th))
+            or any(stepped(c, th) for c in k.comparators if c is not None)]
     # compile time alone on (nearly) every kernel: a stray kernel whose speed moved that night
     # (another event a night away) does not make a platform-wide compile step a speed event
-    compile_alone = [k for k in ev.kernels if k not in perf and k.compile is not None and _moved(k.compile, th)]
+    compile_alone = [k for k in ev.kernels if k not in perf and k.compile is not None and stepped(k.compile, th)]
     if compile_alone and len(compile_alone) >= COMPILE_ALONE_RATIO * len(perf):
         obs.append(Observation(
             "metrics", "compile_only",

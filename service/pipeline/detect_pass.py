@@ -599,7 +599,7 @@ def _detect_source(
     lone = _lone_blips(live, view, stages)
     live = [m for m in live if move_key(m) not in lone]
     stages.prefetch_windows(live)
-    groups = group_moves(live, part_of(stages, view))
+    groups = group_moves(live, part_of(stages, view, moves=live))
     newest = len(view.trend) - 1
     sid_of = {r.key: r.series_id for r in view.refs}
     settled = {
@@ -737,7 +737,7 @@ def _regroup(session: Session, stages: Stages, view: SourceView, now: datetime,
         members.append(m)
         by_move[_move_key(m)] = a
 
-    groups = group_moves(members, part_of(stages, view))
+    groups = group_moves(members, part_of(stages, view, moves=members))
     book = GroupBook(session, view.source)
     old_groups = {a.group_id for a in alerts if a.group_id is not None} | touched
     stored_of: dict[int, int] = {}  # id(MoveGroup) -> AlertGroup id

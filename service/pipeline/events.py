@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from service.classify.event import EventVerdict, classify_event, member_classification, with_change_commit
-from service.classify.footprint import EventInput, KernelSteps, Thresholds
+from service.classify.footprint import EventInput, KernelSteps, Thresholds, stepped
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
@@ -70,7 +70,7 @@ class EventGatherer:
         ref = self.view.by_track.get(track_id, {}).get(metric)
         return self.view.data.get(ref.series_id) if ref is not None else None
 
-    def _step(self, track_id: int, metric: str, m: Move):
+    def step(self, track_id: int, metric: str, m: Move):
         c = self.stages.cset
         return step_of(self._series(track_id, metric), m.last_good.date, m.first_bad.date, c.level_nights,
                        c.noise_floor)
@@ -85,10 +85,10 @@ class EventGatherer:
             return KernelSteps(kernel, None)
         metrics = v.by_track.get(tid, {})
         if v.source == "dashboard":
-            comps = tuple(self._step(tid, x, rep) for x in COMPARATOR_SPEEDUPS if x in metrics)
-            latency = self._step(tid, LATENCY, rep) if LATENCY in metrics else None
+            comps = tuple(self.step(tid, x, rep) for x in COMPARATOR_SPEEDUPS if x in metrics)
+            latency = self.step(tid, LATENCY, rep) if LATENCY in metrics else None
         else:
-            comps = tuple(self._step(tid, x, rep) for x in sorted(metrics) if is_baseline_metric(x))
+            comps = tuple(self.step(tid, x, rep) for x in sorted(metrics) if is_baseline_metric(x))
             latency = None
         lg_pk, fb_pk = v.pk_of.get(rep.last_good.run_id), v.pk_of.get(rep.first_bad.run_id)
         shapes = shapes_changed(v, tid, rep)
@@ -97,8 +97,8 @@ class EventGatherer:
             attrs = tuple(sorted({a.attribute for a in v.attribute_changes(tid, lg_pk, fb_pk)}))
         facts = tuple(f for f in self.facts(rep) if f.kernels is not None and kernel in f.kernels)
         return KernelSteps(
-            kernel=kernel, headline=self._step(tid, self.headline, rep), latency=latency, comparators=comps,
-            compile=self._step(tid, COMPILE, rep) if COMPILE in metrics else None, facts=facts,
+            kernel=kernel, headline=self.step(tid, self.headline, rep), latency=latency, comparators=comps,
+            compile=self.step(tid, COMPILE, rep) if COMPILE in metrics else None, facts=facts,
             shapes_changed=shapes, attributes=attrs or (),
         )
 
@@ -226,11 +226,15 @@ def shapes_changed(view: "SourceView", track_id: int, m: Move) -> bool | None:
     return None if before is None or after is None else tuple(before) != tuple(after)
 
 
-def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
+def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
+            moves: "list[Move] | None" = None):
     """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
     in the window are one part, the others another. Their own measurement changed when the
     repo says so (a kernel-scoped method fact) or the documents do (the kernel's shape list
     differs across the step): a shapes edit to two kernels is not the platform's event.
+    Given the pass's ``moves``, kernels whose speedup stepped while Helion's own time stayed put
+    are a part of their own on a nightly where other kernels' two timers stepped together
+    (`speedup_only_kernels`): two footprints that night, two events.
 
     ``platform``: only that platform's nightlies are split (`investigate` asks about one; the
     other platforms are context, and their kernels per night are the same however they split,
@@ -238,6 +242,7 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
     from service.classify.event import own_method_fact
 
     track_of = {r.key: r.track_id for r in view.refs}
+    apart = speedup_only_kernels(stages, view, moves or [], platform)
 
     def own(m: Move) -> str:
         if platform is not None and m.key.platform_short != platform:
@@ -247,11 +252,62 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None):
         tid = track_of.get(m.key)
         return "own_method" if tid is not None and shapes_changed(view, tid, m) else ""
 
+    def timers(m: Move) -> str:
+        near = apart.get((m.key.platform_short, m.key.kernel), ())
+        o = _night(view, m) if near else None
+        return "speedup_timer_only" if o is not None and any(abs(o - x) <= 1 for x in near) else ""
+
     def part(m: Move) -> str:
         suite = job_suite(stages, view, track_of.get(m.key))
-        return "/".join(x for x in (own(m), f"suite {suite}" if suite else "") if x)
+        return "/".join(x for x in (own(m), timers(m), f"suite {suite}" if suite else "") if x)
 
     return part
+
+
+def _night(view: "SourceView", m: Move) -> int | None:
+    pk = view.pk_of.get(m.first_bad.run_id)
+    return view.ordinal.get(pk) if pk is not None else None
+
+
+def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move]",
+                         platform: str | None = None) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(platform, kernel) -> nightlies where that kernel's speedup stepped while its latency (Helion's
+    own time, the other timer) stayed flat, and some other kernel of the platform stepped on both
+    timers the same nightly (±1).
+
+    Helion getting slower shows on both timers; a speedup alone moves when the measurement or
+    the baseline did. On one nightly the two are two events (a harness edit to three kernels and
+    a code change to two others), and kept together each lends its footprint to the other. Only
+    clear cases split: the latency step under a quarter of the speedup's, both timers of the
+    others past the sibling bar. The dashboard only (the pretuned suite has one timer)."""
+    if not moves or view.source != "dashboard":
+        return {}
+    g = EventGatherer(stages, view)
+    kinds: dict[tuple[str, int], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    seen: set[tuple[str, str, int]] = set()
+    for m in moves:
+        if m.key.metric != g.headline or (platform is not None and m.key.platform_short != platform):
+            continue
+        o = _night(view, m)
+        tid = g.track_of.get((m.key.platform_short, m.key.kernel))
+        if o is None or tid is None or (m.key.platform_short, m.key.kernel, o) in seen:
+            continue
+        seen.add((m.key.platform_short, m.key.kernel, o))
+        head, lat = g.step(tid, g.headline, m), g.step(tid, LATENCY, m)
+        h, t = stepped(head, g.th), -stepped(lat, g.th)
+        if not h or lat is None or head is None:
+            continue
+        if t == h:
+            kinds[(m.key.platform_short, o)]["agree"].add(m.key.kernel)
+        elif t == 0 and abs(lat.log_step) < 0.25 * abs(head.log_step):
+            kinds[(m.key.platform_short, o)]["speedup_only"].add(m.key.kernel)
+    out: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for (plat, o), by in kinds.items():
+        agree = set().union(*(kinds.get((plat, o + d), {}).get("agree", set()) for d in (-1, 0, 1)))
+        if agree - by["speedup_only"]:
+            for kernel in by["speedup_only"]:
+                out[(plat, kernel)].append(o)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def job_suite(stages: "Stages", view: "SourceView", track_id: int | None) -> str | None:

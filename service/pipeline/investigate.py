@@ -217,7 +217,7 @@ def investigate(store: Store, settings: Settings, q: Question, repo: Path | None
         live = [m for ms in moves.values() for m in ms
                 if m.state != "retracted" and abs((aware(m.first_bad.date) - when).days) <= reach]
         stages.prefetch_windows([m for m in live if m.key.platform_short == q.platform_short])  # what `part` reads
-        groups = group_moves(live, part_of(stages, view, q.platform_short))
+        groups = group_moves(live, part_of(stages, view, q.platform_short, live))
         asked = [g for g in groups if g.platform_short == q.platform_short]
         verdicts = explain_groups(stages, view, asked, context=groups)
         cls_of = {k: c for gv in verdicts.values() for k, c in gv.members.items()}
