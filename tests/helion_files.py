@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 RUN_PY_PATH = "benchmarks/run.py"
 DISPATCH_PATH = ".github/workflows/benchmark_dispatch.yml"
+PRETUNED_DISPATCH_PATH = ".github/workflows/benchmark_pretuned_dispatch.yml"
 
 # Input names that list the kernels a platform runs (see the dashboard notes).
 KERNEL_INPUTS = ("kernels", "kernels_cute", "kernels_tpu", "kernels_tpu_bridge", "kernels_linattn")
@@ -252,4 +253,21 @@ def render_dispatch_yml(
     for platform, label in runners.items():
         out.append(_job(platform, label, imgs.get(platform, "ubuntu:24.04"), rts.get(platform, "cpu")))
         out.append("\n")
+    return "".join(out)
+
+
+def render_pretuned_dispatch_yml(runners: Mapping[str, str]) -> str:
+    """`.github/workflows/benchmark_pretuned_dispatch.yml` text: the pretuned suite's own machines
+    (as in the real repo, a job per GPU alias calling benchmark_pretuned.yml), ``runners`` maps
+    platform_short to its runner label."""
+    out = ["name: Pretuned Benchmark Dispatch\n", "\n", "on:\n", "  workflow_dispatch:\n", "\n", "jobs:\n"]
+    for platform, label in runners.items():
+        out += [
+            f"  pretuned-{platform}:\n",
+            "    uses: ./.github/workflows/benchmark_pretuned.yml\n",
+            "    with:\n",
+            f"      runner: {label}\n",
+            f"      alias: {platform}\n",
+            "\n",
+        ]
     return "".join(out)

@@ -17,7 +17,8 @@ import numpy as np
 
 from tests.gitrepo import CommitSpec
 from tests.shared_data import commits_jsonl
-from tests.helion_files import DEFAULT_RUNNERS, DISPATCH_PATH, RUN_PY_PATH, render_dispatch_yml, render_run_py
+from tests.helion_files import (DEFAULT_RUNNERS, DISPATCH_PATH, PRETUNED_DISPATCH_PATH, RUN_PY_PATH,
+                                render_dispatch_yml, render_pretuned_dispatch_yml, render_run_py)
 from tests.worlds.catalog import (
     CUTE_KERNELS,
     DEVICE_HINT,
@@ -93,12 +94,15 @@ class RepoState:
         }
         self.inputs = _kernel_inputs(kernels_of)
         self.runners = dict(DEFAULT_RUNNERS)
+        # the pretuned suite's machines are its own dispatch's (benchmark_pretuned_dispatch.yml)
+        self.pretuned_runners = {p: DEFAULT_RUNNERS[p] for p in ("h100", "b200")}
         self.pretuned_bench = "CUDAGRAPH = True\nBASELINES = ['triton', 'torch_compile']\n"
 
     def files(self) -> dict[str, str]:
         return {
             RUN_PY_PATH: render_run_py(self.mappings),
             DISPATCH_PATH: render_dispatch_yml(self.inputs, self.runners),
+            PRETUNED_DISPATCH_PATH: render_pretuned_dispatch_yml(self.pretuned_runners),
             "pretuned_kernels/_bench.py": self.pretuned_bench,
         }
 
@@ -131,6 +135,11 @@ def _planted(ev: EventSpec, state: RepoState, rng: np.random.Generator) -> tuple
             return "[pretuned_kernels] Time pretuned kernels without CUDA graphs", {"pretuned_kernels/_bench.py": None}
         state.pretuned_bench = state.pretuned_bench.replace("'torch_compile']", "'torch_compile', 'quack']")
         return "[pretuned_kernels] Add quack as a pretuned baseline", {"pretuned_kernels/_bench.py": None}
+    if ev.cause == "hardware" and ev.kind == "runner" and ev.source == "pretuned":
+        old = state.pretuned_runners.get(ev.platform_short, "linux.gpu")
+        state.pretuned_runners[ev.platform_short] = old + ".v2"
+        return (f"[CI] Move pretuned {ev.platform_short} benchmarks to {old}.v2 runners",
+                {PRETUNED_DISPATCH_PATH: None})
     if ev.cause == "hardware" and ev.kind == "runner":
         old = state.runners.get(ev.platform_short, "linux.gpu")
         state.runners[ev.platform_short] = old + ".v2"
