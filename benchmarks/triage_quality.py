@@ -26,6 +26,8 @@ from benchmarks.anchors import hud_rule, naive_procedure
 
 RESULTS = Path(__file__).resolve().parent / "results" / "triage_quality.json"
 HEADLINE = ("helion_speedup_geomean", "geomean")
+# the groups of worlds in the table, in its order (`main` says which builder makes each)
+GROUPS = ("ours", "blind", "heldout", "fresh", "newest", "setE", "setF")
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
 
 
@@ -374,6 +376,9 @@ def main() -> int:
     ap.add_argument("--blind-e-seeds", default="41,42,43",
                     help="the fifth blind set (tests/blind_worlds_e), written blind by a helper in the session "
                          "it is first measured in (windows ending Apr, Jul and Aug 2026)")
+    ap.add_argument("--blind-f-seeds", default="51,52,53",
+                    help="the sixth blind set (tests/blind_worlds_f), written blind by a helper in the third "
+                         "session of 2026-12-06, the one it is first measured in")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
@@ -396,7 +401,8 @@ def main() -> int:
                 ("tests.blind_worlds_b", args.blind_b_seeds, "heldout", "blindb"),
                 ("tests.blind_worlds_c", args.blind_c_seeds, "fresh", "blindc"),
                 ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"),
-                ("tests.blind_worlds_e", args.blind_e_seeds, "setE", "blinde"))
+                ("tests.blind_worlds_e", args.blind_e_seeds, "setE", "blinde"),
+                ("tests.blind_worlds_f", args.blind_f_seeds, "setF", "blindf"))
         for module, seeds, group, folder in sets:
             for seed in [int(s) for s in seeds.split(",") if s]:
                 w = importlib.import_module(module).build_world(seed, work / f"{folder}-{seed}")
@@ -411,7 +417,7 @@ def _write(runs: list[dict], results: Path) -> int:
     summary = {}
     chance_rows = ["| world | real labels with a culprit | top-1 of a random Helion-code commit of the window | "
                    "windows with one such commit | benchwatch top-1 |", "|---|---|---|---|---|"]
-    for group in ("ours", "blind", "heldout", "fresh", "newest", "setE"):
+    for group in GROUPS:
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
             continue
@@ -430,7 +436,7 @@ def _write(runs: list[dict], results: Path) -> int:
                                f"{_fmt(summary[f'{group}/benchwatch'].get('culprit_top1'))} |")
     text = table(rows) + ("\n\n" + "\n".join(chance_rows) if len(chance_rows) > 2 else "")
     outage_rows = []
-    for group in ("ours", "blind", "heldout", "fresh", "newest", "setE"):
+    for group in GROUPS:
         o = [r["outages"] for r in runs if r["world"].startswith(group) and "outages" in r]
         if o and sum(x["labels"] for x in o):
             outage_rows.append(f"{group}: {sum(x['labels'] for x in o)} outage labels, "
