@@ -398,3 +398,27 @@ def test_bench_invocations_reads_each_run_py_call_of_a_step():
 ])
 def test_kernel_mappings_of_odd_layouts(text, want):
     assert kernel_mappings(text) == want
+
+
+def test_workflow_callers_name_the_platform_of_each_calling_job():
+    """Who runs a reusable workflow: the alias of each `uses:` job (with its backend, a known
+    platform's own job such as tpu_bridge as that platform); a job whose alias is an expression
+    could be any platform, and a job that calls nothing local is no caller."""
+    from service.culprit.facts import workflow_callers
+    from service.culprit.rules import load_rules
+
+    doc = yaml.safe_load("""
+jobs:
+  run-h100: {uses: ./.github/workflows/benchmark.yml, with: {alias: h100}}
+  run-cute: {uses: ./.github/workflows/benchmark.yml, with: {alias: b200, backend: cute}}
+  run-tpu: {uses: ./.github/workflows/benchmark_tpu.yml, with: {alias: tpu}}
+  run-bridge: {uses: ./.github/workflows/benchmark_tpu.yml, with: {alias: tpu_bridge}}
+  run-matrix: {uses: ./.github/workflows/benchmark_other.yml, with: {alias: "${{ matrix.alias }}"}}
+  remote: {uses: pytorch/test-infra/.github/workflows/linux_job.yml@main, with: {alias: mi350x}}
+  notes: {runs-on: ubuntu-latest, steps: [{run: echo hi}]}
+  broken: 3
+""")
+    got = workflow_callers({"d.yml": doc}, load_rules())
+    assert got == {".github/workflows/benchmark.yml": {"h100", "b200_cute"},
+                   ".github/workflows/benchmark_tpu.yml": {"tpu"},
+                   ".github/workflows/benchmark_other.yml": {None}}
