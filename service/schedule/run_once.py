@@ -26,7 +26,7 @@ from service.schedule.lock import run_lock
 from service.store.db import Store
 from service import domain
 from service.records import naive
-from service.store.tables import SchemaNote
+from service.store.notes import write_note
 
 log = logging.getLogger(__name__)
 Source = str | Path | bytes | None
@@ -59,11 +59,7 @@ class RunSummary:
 
 def _note(store: Store, key: str, value: str) -> None:
     with store.session() as s:
-        row = s.get(SchemaNote, key)
-        if row is None:
-            s.add(SchemaNote(key=key, value=value))
-        else:
-            row.value = value
+        write_note(s, key, value)
 
 
 def _ingest(store: Store, settings: Settings, source: str, where: Source, summary: RunSummary,

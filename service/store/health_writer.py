@@ -23,7 +23,8 @@ from service.domain import ACTIVE_STATUSES, AlertStatus
 from service.health.records import Finding
 from service.records import naive
 from service.store.health_reads import HISTORY_PREFIX
-from service.store.tables import AlertGroup, HealthAlert, HealthHistory, SchemaNote
+from service.store.notes import read_note, write_note
+from service.store.tables import AlertGroup, HealthAlert, HealthHistory
 
 MACHINE = "benchwatch"
 ACTIVE, RECOVERED, INFO = "active", "recovered", "info"
@@ -145,16 +146,11 @@ def record_past(session: Session, source: str, finding: Finding, *, run_pks: lis
 
 def history_mark(session: Session, source: str) -> str | None:
     """The date (ISO) of the newest nightly the history scan has read, None before the first."""
-    row = session.get(SchemaNote, f"health.history.{source}")
-    return row.value if row is not None else None
+    return read_note(session, f"health.history.{source}")
 
 
 def set_history_mark(session: Session, source: str, value: str) -> None:
-    row = session.get(SchemaNote, f"health.history.{source}")
-    if row is None:
-        session.add(SchemaNote(key=f"health.history.{source}", value=value))
-    else:
-        row.value = value
+    write_note(session, f"health.history.{source}", value)
 
 
 def anchor_open(session: Session, key: str, *, run_pks: list[int], since: str, now: datetime) -> bool:
@@ -181,11 +177,11 @@ def _fetch_key(source: str) -> str:
 
 
 def fetch_state(session: Session, source: str) -> dict:
-    row = session.get(SchemaNote, _fetch_key(source))
-    if row is None:
+    value = read_note(session, _fetch_key(source))
+    if value is None:
         return {"failures": 0, "since": None, "error": None}
     try:
-        return json.loads(row.value)
+        return json.loads(value)
     except ValueError:
         return {"failures": 0, "since": None, "error": None}
 
@@ -198,8 +194,4 @@ def note_fetch(session: Session, source: str, now: datetime, error: str | None) 
     else:
         state = {"failures": state["failures"] + 1, "since": state["since"] or naive(now).isoformat(),
                  "error": error[:300]}
-    row = session.get(SchemaNote, _fetch_key(source))
-    if row is None:
-        session.add(SchemaNote(key=_fetch_key(source), value=json.dumps(state)))
-    else:
-        row.value = json.dumps(state)
+    write_note(session, _fetch_key(source), json.dumps(state))
