@@ -52,6 +52,32 @@ def test_machine_changes_are_scoped_to_their_platform(helion_clone, sha, platfor
     assert not _kinds(other) & {"runner_label", "toolchain"}, [f.detail for f in other]
 
 
+@pytest.mark.parametrize("sha, platform, not_on, path", [
+    # Upgrade CuTe DSL to 4.7.0: the cute backend's compiler, b200_cute's only
+    ("deead0c8", "b200_cute", "b200", ".github/ci_commit_pins/nvidia_cutlass_dsl.txt"),
+    # torch_tpu: update pin: the TPU runtime
+    ("e17f38ee", "tpu", "h100", ".github/ci_commit_pins/torch_tpu.txt"),
+])
+def test_a_platforms_own_toolchain_pin_is_a_machine_change_and_names_its_commit(helion_clone, sha, platform,
+                                                                                not_on, path):
+    """A pin file of the platform's compiler DSL or runtime changes the machine's stack, not
+    Helion's code: a toolchain fact for that platform (and no other), attributed to its commit,
+    and the pin commit is no code culprit."""
+    lg, fb = _around(helion_clone, sha, before=2, after=1)
+    facts = [f for f in repo_fact_changes(helion_clone, lg, fb, platform, "softmax") if f.path == path]
+    assert [f.kind for f in facts] == ["toolchain"] and facts[0].suggests == "hardware", facts
+    assert not [f for f in repo_fact_changes(helion_clone, lg, fb, not_on, "softmax") if f.kind == "toolchain"]
+    when = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    key = SeriesKey("dashboard", platform, "softmax", "helion_speedup_geomean")
+    move = Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.9), 1.0, 0.9, -10.0,
+                "regression", 20.0, "confirmed", 5, 0.01)
+    stages = Stages(load_settings(), helion_clone)
+    commit = stages.attribute(move, facts[0])
+    assert commit is not None and commit.full_sha == _full(helion_clone, sha)
+    ranked = stages.ranked(move, ("softmax",))
+    assert all(c.full_sha != _full(helion_clone, sha) or c.score < 0.35 for c in ranked), ranked[:3]
+
+
 def test_autotune_cap_in_the_benchmark_workflow_is_a_method_fact(helion_clone):
     lg, fb = _around(helion_clone, "9f461a21")
     facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "b200", "softmax") if f.kind == "autotune"]

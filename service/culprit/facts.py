@@ -661,6 +661,42 @@ def _fact_changes(
             out += hf.tpu_facts(*pair(hf.RUN_TPU), kernel)
         if _touched(changed, hf.TRITONBENCH_PIN):
             out += hf.tritonbench_facts(*pair(hf.TRITONBENCH_PIN))
+    if rules is not None and source == "dashboard":
+        for path in rules.platform(platform_short).toolchain_files:
+            if _touched(changed, path):
+                out += toolchain_file_facts(path, *pair(path), platform_short)
     if rules is not None and (changed is None or any(p.startswith(WORKFLOWS + "/benchmark") for p in changed)):
         out += _workflow_facts(repo, lg, fb, platform_short, rules, source)
+    return out
+
+
+_ANY_PIN = re.compile(r"\b[A-Za-z][\w.\[\]-]*\s*==\s*[\w.+-]+")
+
+
+def toolchain_file_facts(path: str, old: str | None, new: str | None, platform: str) -> list[FactChange]:
+    """A platform's own toolchain pin file (`PlatformRule.toolchain_files`) read at both ends.
+
+    A pin file (`.txt`) holds one version or commit: its first non-comment line. Elsewhere (a
+    composite action installing the runtime) the ``name==version`` pins count; a torch/triton
+    pin among them is the baselines' (a method change), every other one the machine's stack.
+    A file missing at either end is no evidence."""
+    if old is None or new is None:
+        return []
+
+    def values(text: str) -> tuple[set[str], set[str]]:
+        if path.endswith(".txt"):
+            line = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+            return ({line} if line else set()), set()
+        pins = {" ".join(m.group(0).split()) for m in _ANY_PIN.finditer(text)}
+        base = {p for p in pins if _BASELINE_PIN.fullmatch(p)}
+        return pins - base, base
+
+    (tool_a, base_a), (tool_b, base_b) = values(old), values(new)
+    out = []
+    for kind, suggests, words, a, b in (("toolchain", "hardware", "toolchain", tool_a, tool_b),
+                                        ("baseline_pin", "method_change", "baseline pins", base_a, base_b)):
+        if a != b and a and b:
+            gone, came = a - b, b - a
+            out.append(FactChange(kind=kind, detail=f"{path}: {platform} {words} {_fmt(gone)} -> {_fmt(came)}",
+                                  suggests=suggests, path=path, old=_fmt(gone), new=_fmt(came)))
     return out

@@ -72,6 +72,10 @@ class PlatformRule(_Model):
     hints: tuple[str, ...] = ()
     # the benchmark_dispatch inputs whose `default:` lists the kernels this platform runs
     kernel_inputs: tuple[str, ...] = ("kernels",)
+    # files that pin this platform's own software stack (its compiler DSL or runtime, e.g.
+    # .github/ci_commit_pins/torch_tpu.txt): a new value is a toolchain change of the machine,
+    # not a change to Helion's code
+    toolchain_files: tuple[str, ...] = ()
 
     _norm = field_validator("tags", "hints", mode="before")(lambda v: _lower(v))
 
