@@ -49,6 +49,17 @@ def test_latency_metric_higher_is_a_regression():
     assert m.direction == "improvement"
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_step_two_nights_after_another_is_found_on_its_own_night(seed):
+    """Two steps two nightlies apart (a new regime, then a second change): the search keeps each
+    regime three nights long, which used to put the second step a night late."""
+    x = noisy(150, seed)
+    x[100:] *= 0.6
+    x[102:] *= 0.85
+    got = sorted(m.first_bad.run_id for m in detect_series(make_series(x), S))
+    assert got == ["r100", "r102"]
+
+
 @pytest.mark.parametrize("tail", [1, 2])
 def test_step_in_the_last_nights_is_provisional(tail):
     x = noisy(120, 3)

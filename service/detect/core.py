@@ -313,23 +313,35 @@ def _young_and_reverted(x: np.ndarray, cps: list[int], s: DetectSettings) -> boo
     return bool(np.any(progress <= s.revert_tolerance * abs(step)))
 
 
-def _early_first(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
-    """The first change point earlier, down to two nights in, when that splits better.
+def _unpinned(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
+    """Each change point the search pinned against ``min_size`` moved to where its two
+    neighbouring segments split best, down to two nights a side.
 
-    Why: the search keeps every regime ``min_size`` long, so a step after only two nightlies
-    (a young pretuned series) can only be placed at ``min_size``: a night late, and the culprit
-    window with it. Two points are enough to say where a step already found begins.
+    Why: the search keeps every regime ``min_size`` long, so a step after only two nightlies (a
+    young pretuned series) or two nightlies after another step (compile time jumps when the
+    harness changes, and again when the autotune settings do) can only be placed ``min_size``
+    after its neighbour: a night late, and the culprit window with it. Two points are enough to
+    say where a step already found begins.
     """
-    if not cps or cps[0] != min_size or min_size <= 2:
+    if min_size <= 2 or not cps:
         return cps
-    nxt = cps[1] if len(cps) > 1 else x.size
+    c1 = np.concatenate(([0.0], np.cumsum(x)))
+    c2 = np.concatenate(([0.0], np.cumsum(x * x)))
 
-    def cost(t: int) -> float:
-        a, b = x[:t], x[t:nxt]
-        return float(np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2))
+    def sse(a: int, b: int) -> float:
+        return float(c2[b] - c2[a] - (c1[b] - c1[a]) ** 2 / (b - a))
 
-    best = min(range(2, min_size + 1), key=lambda t: (cost(t), -t))
-    return [best, *cps[1:]]
+    out = list(cps)
+    for i, c in enumerate(out):
+        a = out[i - 1] if i else 0
+        b = out[i + 1] if i + 1 < len(out) else x.size
+        if (c - a != min_size and b - c != min_size) or c - a < 2 or b - c < 2:
+            continue  # not pinned (or a step in the last night, placed by `_tail`): it stands
+        lo, hi = max(a + 2, c - (min_size - 2)), min(b - 2, c + (min_size - 2))
+        if lo > hi:
+            continue
+        out[i] = min(range(lo, hi + 1), key=lambda t: (sse(a, t) + sse(t, b), abs(t - c)))
+    return out
 
 
 def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], float]:
@@ -351,7 +363,7 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], f
         cps.pop()
     cps, long_eps = _pair_episodes(x, cps, s)
     cps = _tail(x, cps, sig, s, log)
-    cps = _early_first(x, cps, s.min_size)
+    cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
     out = [
         Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig) for i, c in enumerate(cps)
