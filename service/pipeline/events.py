@@ -166,8 +166,21 @@ class EventGatherer:
             window_problem=None if known else (window.problem if window is not None else None),
             harness_commit=harness,
             harness_timer=self.stages.names_timer(harness),
+            revert=self._revert(group) if known else None,
         )
         return ev, lead, ranked[:10]
+
+    def _revert(self, group: "MoveGroup"):
+        """A revert among the commits of the nights the event lasted, read off its members that
+        came back (the first that names one; they share the window)."""
+        ended = [m for m in group.moves if m.state == "ended" and m.end is not None]
+        if not ended or len(ended) < len(group.moves):
+            return None
+        for m in sorted(ended, key=lambda m: -m.significance)[:3]:
+            r = self.stages.revert(m)
+            if r is not None:
+                return r
+        return None
 
     def scores(self, ev: EventInput) -> dict[str, float]:
         from service.classify.explain import explain
@@ -186,9 +199,11 @@ class EventGatherer:
         own = {k.kernel: k.facts for k in ev.kernels}
         members: dict[tuple, Classification] = {}
         min_sig = self.stages.cset.min_significance
-        # a short excursion that came back is a hardware episode only when many kernels of the
-        # platform made it together; alone (or with a few) it is noise, as it always was
-        episode = v.cause == "hardware" and len(ev.kernels) >= self.stages.cset.group_min_kernels
+        # a short excursion that came back is an event with an end only when many kernels of the
+        # platform made it together (alone, or with a few, it is noise, as it always was), and
+        # then whatever explains it: a machine that came back, or a change reverted a few
+        # nights later (a regression whose culprit is in the window, a harness edit undone)
+        episode = len(ev.kernels) >= self.stages.cset.group_min_kernels
         short = self.stages.dset.revert_nights
         blips = frozenset(move_key(m) for m in group.moves
                           if m.state == "ended" and m.nights_after <= short and not episode)

@@ -1,0 +1,99 @@
+"""A change reverted a few nights later is an event with a start and an end, not noise.
+
+Several kernels of a platform step together and come back three nightlies later, when the
+change is reverted. Only a lone series' excursion is noise; an excursion many kernels made
+together keeps the cause that explains it (here a compiler commit in the window: real) and its
+end, as a hardware episode does."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from sqlalchemy import insert, select
+
+from service.config import load_settings
+from service.pipeline.detect_pass import detect_pass
+from service.records import DASHBOARD_METRICS
+from service.store.alert_reads import list_alerts
+from service.store.tables import Point, Run, Series, Track
+from tests.gitrepo import CommitSpec, build_repo
+
+T0 = datetime(2026, 3, 1, 8, 0)
+NIGHTS, STEP, BACK = 40, 28, 31
+KERNELS = ("gemm", "softmax", "layer_norm", "rms_norm", "sum", "cross_entropy", "jsd", "welford")
+MOVED = ("softmax", "layer_norm", "rms_norm", "cross_entropy")
+BASE = {"helion_speedup_geomean": 1.6, "triton_speedup_geomean": 1.2, "torch_compile_speedup_geomean": 1.1,
+        "helion_latency_avg_ms": 0.8, "compile_time_geomean_s": 12.0}
+CULPRIT = "[compiler] Rework norm reductions (#902)"
+
+
+def _repo(path) -> list[str]:
+    """One commit a night; the compiler change lands before STEP and is reverted before BACK."""
+    commits = []
+    for i in range(NIGHTS):
+        when = T0 + timedelta(days=i) - timedelta(hours=2)
+        if i == STEP:
+            commits.append(CommitSpec(CULPRIT, when - timedelta(hours=3),
+                                      {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40}))
+        if i == BACK:
+            commits.append(CommitSpec(f'Revert "{CULPRIT}" (#910)', when - timedelta(hours=3),
+                                      {"helion/_compiler/reduction_strategy.py": "x = 1\n" * 40}))
+        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
+    shas = build_repo(path, commits)
+    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
+
+
+def _world(store, shas: list[str], moved: tuple[str, ...]) -> None:
+    """h100, 1% scatter; from STEP to BACK the ``moved`` kernels are 12% slower on both timers."""
+    rng = random.Random(7)
+    with store.session() as s:
+        s.execute(insert(Run), [dict(source="dashboard", run_id=str(70_000 + i), sha=shas[i][:8], full_sha=shas[i],
+                                     date=T0 + timedelta(days=i), branch="main", is_nightly=True, is_trend=True,
+                                     kernel_count=len(KERNELS)) for i in range(NIGHTS)])
+        pks = [pk for (pk,) in s.execute(select(Run.id).order_by(Run.date))]
+        tracks = [Track(source="dashboard", platform_short="h100", platform="H100", kernel=k) for k in KERNELS]
+        s.add_all(tracks)
+        s.flush()
+        series = [Series(track_id=t.id, metric=m) for t in tracks for m in DASHBOARD_METRICS]
+        s.add_all(series)
+        s.flush()
+        kernel_of = {t.id: t.kernel for t in tracks}
+        rows = []
+        for sr in series:
+            k = kernel_of[sr.track_id]
+            for i, pk in enumerate(pks):
+                f = 1.0
+                if STEP <= i < BACK and k in moved:
+                    f = {"helion_speedup_geomean": 0.88, "helion_latency_avg_ms": 1.13}.get(sr.metric, 1.0)
+                rows.append(dict(series_id=sr.id, run_pk=pk, failed=False,
+                                 value=BASE[sr.metric] * f * (1 + rng.gauss(0, 0.01))))
+        s.execute(insert(Point), rows)
+
+
+def _step_alerts(store, shas: list[str]) -> list[dict]:
+    with store.session() as s:
+        return [a for a in list_alerts(s, status="all")
+                if a["metric"] == "helion_speedup_geomean" and a["first_bad"]["full_sha"] == shas[STEP]]
+
+
+def test_a_change_reverted_three_nights_later_is_a_real_event_with_an_end(lite, tmp_path):
+    shas = _repo(tmp_path / "helion")
+    _world(lite, shas, MOVED)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = {a["kernel"]: a for a in _step_alerts(lite, shas)}
+    assert set(got) == set(MOVED)
+    assert {a["state"] for a in got.values()} == {"ended"}
+    assert {a["end"]["full_sha"] for a in got.values()} == {shas[BACK]}
+    assert {a["cause"] for a in got.values()} == {"real"}
+    assert {a["culprit"]["subject"] for a in got.values()} == {CULPRIT}
+    assert len({a["group_id"] for a in got.values()}) == 1
+    episode = [e for e in got["softmax"]["evidence"] if e["check"] == "episode"]
+    assert episode and episode[0]["facts"]["value"] == "reverted_code" and "Revert" in episode[0]["detail"]
+
+
+def test_one_kernels_three_night_excursion_is_still_noise(lite, tmp_path):
+    shas = _repo(tmp_path / "helion")
+    _world(lite, shas, ("softmax",))
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    assert all(a["state"] == "retracted" for a in _step_alerts(lite, shas))
