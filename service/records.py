@@ -170,6 +170,15 @@ class CommitWindow:
 
 
 @dataclass(frozen=True)
+class Revert:
+    """A commit of the nights a move lasted that undid a commit of its window."""
+
+    revert: CommitInfo  # the commit that undid it
+    reverted: CommitInfo  # the commit of the move's window it undid
+    kind: str  # what the reverted commit changed: code | harness | runner
+
+
+@dataclass(frozen=True)
 class FactChange:
     """A fact read from Helion's repo files that differs between the two ends of a window.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from service.classify.explain import Observation
 from service.classify.levels import Step
-from service.records import FactChange, RankedCommit
+from service.records import FactChange, RankedCommit, Revert
 
 # facts about one kernel's measurement (they settle a method change for that kernel)
 KERNEL_METHOD_FACTS = frozenset({
@@ -88,6 +88,8 @@ class EventInput:
     window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
     harness_commit: RankedCommit | None = None  # a commit of the window that changes the benchmark harness
     harness_timer: bool = False  # ... and its subject says it changed a timer
+    # the level came back after a commit undid one of the window's (`culprit.reverts.Revert`)
+    revert: Revert | None = None
 
 
 def stepped(step: Step | None, th: Thresholds) -> int:
@@ -311,8 +313,15 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
             f"harness change in the window: {h.sha[:8]} {h.subject!r}" if h is not None
             else "no commit in the window changes the benchmark harness",
             {"sha": h.full_sha if h is not None else None}))
-    obs.append(Observation("episode", "ended" if ev.ended else "ongoing",
-                           "the level came back: an episode with an end" if ev.ended else "the step persists"))
+    r = ev.revert
+    if ev.ended and r is not None:
+        obs.append(Observation(
+            "episode", f"reverted_{r.kind}",
+            f"the level came back after {r.revert.sha} {r.revert.subject!r} undid {r.reverted.sha} {r.reverted.subject!r}",
+            {"revert": r.revert.full_sha, "reverted": r.reverted.full_sha, "reverted_kind": r.kind}))
+    else:
+        obs.append(Observation("episode", "ended" if ev.ended else "ongoing",
+                               "the level came back: an episode with an end" if ev.ended else "the step persists"))
     if ev.config_regenerated:
         obs.append(Observation("config", "regenerated", "the kernel's checked-in Helion configs were regenerated"))
     return obs

@@ -382,7 +382,7 @@ def rank_commits(
 
 # --- harness / runner change commits -------------------------------------------------------------
 
-def _change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, list[str]]:
+def change_score(c: CommitInfo, kind: str, rules: SliceRules) -> tuple[float, list[str]]:
     cls = rules.harness if kind == "harness" else rules.runner
     cw = rules.change_weights
     label = "benchmark harness" if kind == "harness" else "runner/image"
@@ -473,7 +473,7 @@ def find_change_commit(
             continue
         if kind == "harness" and other_suites(c, suite, rules):
             continue
-        score, reasons = _change_score(c, kind, rules)
+        score, reasons = change_score(c, kind, rules)
         if score < rules.weights.change_threshold:
             continue
         cand = (score, c.date.timestamp(), idx, RankedCommit(c.sha, c.full_sha, c.subject, c.date, score, tuple(reasons)))

@@ -217,6 +217,25 @@ class Stages:
             )
         return self._code[k]
 
+    def revert(self, move: Move):
+        """A commit of the nights the move lasted (first bad .. the nightly it came back on) that
+        reverted one of its window's (`culprit.reverts.find_revert`), or None."""
+        from service.culprit.reverts import find_revert
+
+        if move.end is None or self.repo is None:
+            return None
+        w = self.window(move)
+        if w is None or not w.complete or not w.commits:
+            return None
+        try:
+            later = self._window_fn(self.repo, move.first_bad.full_sha, move.end.full_sha,
+                                    self.settings.helion.max_window_commits)
+        except BenchwatchError:
+            return None
+        if not later.complete:
+            return None
+        return find_revert(w.commits, later.commits, self.rules)
+
     def attribute(self, move: Move, fact):
         """The commit of the window that made ``fact`` true: the first commit touching the fact's
         file after which the same fact reads from the last-good end (so it is scoped to this
