@@ -14,6 +14,7 @@ from service.notify.decide import Action, Reason, decide, posted_and_current
 from service.notify.render import render_group
 from service.notify.view import AuditEntry, audit_entries, kernel_rows
 from service.store import outbox
+from service.notify.view import RunAt
 from tests.views import CommitView, alert, row, view
 
 NOW = datetime(2026, 4, 1, 12)
@@ -100,6 +101,18 @@ def test_headline_says_who_where_how_much_when_why_and_the_culprit_with_its_auth
 ])
 def test_headline_variants(over, want):
     assert words.headline(view(**over)).startswith(want)
+
+
+def test_an_ended_group_says_when_it_recovered_and_the_revert_that_ended_it():
+    ended = dict(state="ended", end=RunAt("7033", "dddddddd", "d" * 40, "2026-04-03T08:00:00Z", None))
+    assert ", recovered on 2026-04-03 — " in words.headline(view(**ended))
+    episode = {"check": "episode", "verdict": "real", "detail": "came back after a revert",
+               "facts": {"value": "reverted_code", "revert": "e" * 40, "reverted": "c" * 40}}
+    reverted = view(**ended, alerts=({**alert(), "evidence": [episode]},))
+    assert ", recovered on 2026-04-03 (eeeeeeee reverted it) — " in words.headline(reverted)
+    # a value that is not a sha is never shown
+    bad = {**episode, "facts": {**episode["facts"], "revert": "<!here>"}}
+    assert "reverted it" not in words.headline(view(**ended, alerts=({**alert(), "evidence": [bad]},)))
 
 
 @pytest.mark.parametrize("over,must", [

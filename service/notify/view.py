@@ -11,12 +11,15 @@ value only: they are testable with a hand-made view and never touch the database
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from service.domain import ACTIVE_STATUSES, HEADLINE, LATENCY, AlertStatus, Cause, Direction, MoveState, group_cause
+
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -136,6 +139,17 @@ class GroupView:
         """Retracted by the detector or called noise (by it or on-call): it reads "Retracted",
         with no commit, evidence or work to show."""
         return self.state == MoveState.RETRACTED or self.cause == Cause.NOISE
+
+    @property
+    def revert(self) -> str | None:
+        """The commit that undid the change, when the level came back after one (the members'
+        "episode" evidence names it; `culprit.reverts`): the end's reason, said beside its date."""
+        for a in self.alerts:
+            for e in a.get("evidence") or ():
+                sha = (e.get("facts") or {}).get("revert") if e.get("check") == "episode" else None
+                if isinstance(sha, str) and _SHA.fullmatch(sha):
+                    return sha
+        return None
 
     @property
     def postable(self) -> bool:

@@ -107,6 +107,8 @@ def headline(view: GroupView) -> str:
     text = f"{who(view)} on {where(view)} {magnitude(view)} on {date}"
     if view.state == MoveState.ENDED and view.end is not None:
         text += f", recovered on {view.end.date[:10]}"
+        if view.revert is not None:
+            text += f" ({view.revert[:8]} reverted it)"
     text += f" — {verdict(view).lower() if not view.cause_by_human else verdict(view).lower() + ' (set by on-call)'}"
     cw = commit_words(view)
     if cw:
