@@ -28,17 +28,24 @@ BASE = {"helion_speedup_geomean": 1.6, "triton_speedup_geomean": 1.2, "torch_com
 CULPRIT = "[compiler] Rework norm reductions (#902)"
 
 
-def _repo(path) -> list[str]:
-    """One commit a night; the compiler change lands before STEP and is reverted before BACK."""
+DECOY = "[Triton] Faster tiling for softmax and layer_norm reductions (#903)"
+
+
+def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/reduction_strategy.py",
+          decoy: bool = False) -> list[str]:
+    """One commit a night; the change lands before STEP and is reverted before BACK (with a
+    ``decoy``: a louder commit naming the moved kernels lands beside it and stays)."""
     commits = []
     for i in range(NIGHTS):
         when = T0 + timedelta(days=i) - timedelta(hours=2)
         if i == STEP:
-            commits.append(CommitSpec(CULPRIT, when - timedelta(hours=3),
-                                      {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40}))
+            commits.append(CommitSpec(culprit, when - timedelta(hours=3), {culprit_file: "x = 2\n" * 40}))
+            if decoy:
+                commits.append(CommitSpec(DECOY, when - timedelta(hours=2),
+                                          {"helion/_compiler/triton/tiling.py": "y = 2\n" * 60}))
         if i == BACK:
-            commits.append(CommitSpec(f'Revert "{CULPRIT}" (#910)', when - timedelta(hours=3),
-                                      {"helion/_compiler/reduction_strategy.py": "x = 1\n" * 40}))
+            commits.append(CommitSpec(f'Revert "{culprit}" (#910)', when - timedelta(hours=3),
+                                      {culprit_file: "x = 1\n" * 40}))
         commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
     shas = build_repo(path, commits)
     return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
@@ -97,3 +104,15 @@ def test_one_kernels_three_night_excursion_is_still_noise(lite, tmp_path):
     _world(lite, shas, ("softmax",))
     detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
     assert all(a["state"] == "retracted" for a in _step_alerts(lite, shas))
+
+
+def test_the_commit_the_revert_undid_is_the_culprit_over_a_louder_one(lite, tmp_path):
+    """Two code commits in the window; the one a later commit reverted as the level came back is
+    the culprit, though the other names the moved kernels and their backend."""
+    quiet = "Simplify index helpers (#902)"
+    shas = _repo(tmp_path / "helion", culprit=quiet, culprit_file="helion/_utils.py", decoy=True)
+    _world(lite, shas, MOVED)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = _step_alerts(lite, shas)
+    assert got and {a["cause"] for a in got} == {"real"}
+    assert {a["culprit"]["subject"] for a in got} == {quiet}

@@ -154,6 +154,10 @@ class EventGatherer:
             top = ranked[0] if ranked else None
             code = self.stages.code_commits(window)
         harness = self.stages.change_commits(lead, self.suite(lead))[0] if known else None
+        revert = self._revert(group) if known else None
+        if revert is not None and revert.kind == "code":
+            ranked = _reverted_first(ranked, revert)
+            top = ranked[0]
         ev = EventInput(
             source=self.view.source, platform=platform, kernels=kernels,
             ran=self.ran(platform, lead.first_bad.run_id, self.suite(lead)), elsewhere=moved_elsewhere,
@@ -166,7 +170,7 @@ class EventGatherer:
             window_problem=None if known else (window.problem if window is not None else None),
             harness_commit=harness,
             harness_timer=self.stages.names_timer(harness),
-            revert=self._revert(group) if known else None,
+            revert=revert,
         )
         return ev, lead, ranked[:10]
 
@@ -223,6 +227,17 @@ class EventGatherer:
             c = with_change_commit(c, change)
             members[move_key(m)] = c
         return GroupVerdict(v, members, change, blips)
+
+
+def _reverted_first(ranked: tuple[RankedCommit, ...], revert) -> tuple[RankedCommit, ...]:
+    """The window's code commit that a later commit undid, as the level came back, leads the
+    candidates: no ranking of words and paths says as much as that."""
+    c = revert.reverted
+    why = f"undone by {revert.revert.sha} {revert.revert.subject!r}, and the level came back"
+    old = next((r for r in ranked if r.full_sha == c.full_sha), None)
+    lead = RankedCommit(c.sha, c.full_sha, c.subject, c.date, max(old.score if old else 0.0, 1.0),
+                        (why, *(old.reasons if old else ())))
+    return (lead, *(r for r in ranked if r.full_sha != c.full_sha))
 
 
 def _noise(m: Move, bar: float) -> Classification:
