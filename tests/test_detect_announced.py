@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from service.detect import DetectSettings, detect_series
-from service.detect.announced import announced_moves, measurement_changed_at
+from service.detect.announced import announced_moves, measurement_changed_at, onto_announced
+from service.detect.pooled import move_at
+from service.detect.series import trend_points
 from service.records import SeriesData, SeriesKey, SeriesPoint
 
 T0 = datetime(2026, 7, 1, 8, tzinfo=timezone.utc)
@@ -77,3 +79,26 @@ def test_the_nights_where_the_published_measurement_changed_and_stayed():
     assert measurement_changed_at(runs, {}, flags) == ["4"]  # 6 flipped for one night only
     assert measurement_changed_at(runs, {}, None) == []
     assert measurement_changed_at(runs[:3], baselines, None) == []  # one night of the new set: not yet
+
+
+def test_a_step_found_a_night_after_the_announced_nightly_is_moved_onto_it():
+    """One nightly before the change: a rule that needs two nights a side (the platform-wide one
+    here, built by hand) places the step on the third night, where it would hide the announced
+    step it is; it belongs on the announced night."""
+    v = np.exp(np.random.default_rng(4).normal(0, 0.01, 20)) * 1.3
+    v[1:] *= 0.83
+    sd = _series(v)
+    found = [move_at(sd, trend_points(sd), 2, 6.0, 0.01, S)]
+    assert announced_moves(sd, ["1001"], S, found, NIGHTS) == []  # hidden by it
+    [m] = onto_announced(sd, ["1001"], S, found)
+    assert (m.last_good.run_id, m.first_bad.run_id) == ("1000", "1001") and m.nights_after == 19
+    assert announced_moves(sd, ["1001"], S, [m], NIGHTS) == []  # and is not reported twice
+
+
+def test_a_step_is_left_where_the_series_splits_better_than_on_the_announced_night():
+    v = np.exp(np.random.default_rng(5).normal(0, 0.01, 30)) * 1.4
+    v[15:] *= 0.85
+    sd = _series(v)
+    known = detect_series(sd, S)
+    assert onto_announced(sd, ["1014"], S, known) == known  # the level moved on 1015, not 1014
+    assert onto_announced(sd, ["1010"], S, known) == known  # too far to be the same step

@@ -13,6 +13,7 @@ Pure: a series and the run ids where its track's measurement changed in, moves o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from service.detect.core import noise_sigma
 from service.detect.pooled import move_at
-from service.detect.series import trend_points
+from service.detect.series import _ref, trend_points
 from service.detect.settings import DetectSettings
 from service.records import Move, SeriesData
 
@@ -49,6 +50,47 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
             continue
         out.append(move_at(sd, pts, j, abs(z), sigma, s))
         taken.append(night_of[run_id])
+    return out
+
+
+def onto_announced(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, known: Sequence[Move]) -> list[Move]:
+    """``known`` with each step found a night or two off a nightly where the measurement
+    changed moved onto that nightly, when the series splits there at least as well.
+
+    Why: the search needs two nights a side, so a suite's first change after one nightly (the
+    pretuned suite gained a baseline on its second night) is found where it can be placed, a
+    night late, and then hides the announced step it is. The reason is given on that night; if
+    the numbers agree, that is where the step begins."""
+    pts = trend_points(sd)
+    index = {p.run_id: j for j, p in enumerate(pts)}
+    marks = sorted({index[r] for r in at_runs if index.get(r, 0) >= 1})
+    if not marks:
+        return list(known)
+    v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
+    starts = sorted(index[m.first_bad.run_id] for m in known if m.first_bad.run_id in index)
+
+    def sse(lo: int, t: int, hi: int) -> float:
+        a, b = v[lo:t], v[t:hi]
+        return float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum())
+
+    out = []
+    for m in known:
+        jm = index.get(m.first_bad.run_id)
+        near = [] if jm is None or m.end is not None or jm in marks else \
+            [j for j in marks if 0 < abs(j - jm) <= s.match_nights]
+        if not near:
+            out.append(m)
+            continue
+        j = min(near, key=lambda t: (abs(t - jm), t))
+        a, b = min(j, jm), max(j, jm)
+        lo = max(max((t for t in starts if t < a), default=0), a - s.pooled_window)
+        hi = min(min((t for t in starts if t > b), default=len(pts)), b + s.pooled_window)
+        if sse(lo, j, hi) > sse(lo, jm, hi):
+            out.append(m)
+            continue
+        after = len(pts) - j
+        out.append(dataclasses.replace(m, last_good=_ref(pts[j - 1]), first_bad=_ref(pts[j]), nights_after=after,
+                                       state="provisional" if after < s.confirm_nights else "confirmed"))
     return out
 
 

@@ -32,6 +32,7 @@ from service.store.alerts_writer import (
     alerts_by_series,
     group_state,
     live_alerts,
+    pair_alerts,
     retire_empty_groups,
     stored_moves,
     upsert_alert,
@@ -431,7 +432,7 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
     the platform-wide rule finds (`detect.pooled`); crowd-alerting metrics keep only their
     crowd's moves (`_crowd_only`) but in the series ``asked`` about. The nightly pass and
     `investigate` both call this, so they never disagree about a move."""
-    from service.detect.announced import announced_moves
+    from service.detect.announced import announced_moves, onto_announced
     from service.detect.pooled import pooled_moves
 
     night_of = {r.run_id: i for i, r in enumerate(view.trend)}
@@ -441,6 +442,7 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
         found[sid] = stages.detect(view.data[sid])
         changed_at = view.measurement_changed_at(track_of[sid])
         if changed_at:  # the data says how it is measured changed there: a step needs less history
+            found[sid] = onto_announced(view.data[sid], changed_at, stages.dset, found[sid])
             more = announced_moves(view.data[sid], changed_at, stages.dset, found[sid], night_of)
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
     # the headline only: a platform-wide step in latency or compile time alone is a change in
@@ -637,7 +639,7 @@ def _detect_source(
     # 3. store the moves of the changed series
     touched_groups: set[int] = set()
     for sid in sorted(changed):
-        ref = ref_by_id[sid]
+        recs = []
         for move in moves.get(sid, []):
             lg_pk, fb_pk = view.pk_of.get(move.last_good.run_id), view.pk_of.get(move.first_bad.run_id)
             if lg_pk is None or fb_pk is None:
@@ -645,17 +647,19 @@ def _detect_source(
             cls = None
             if move_key(move) in noise_blips:
                 move = dataclasses.replace(move, state="retracted")  # a lone blip: noise, not an episode
+            end_pk = view.pk_of.get(move.end.run_id) if move.end is not None else None
             if move.state != "retracted":
                 cls = cls_of.get(move_key(move))
-                summary.moves += 1
+            recs.append(MoveRecord(sid, move, cls, lg_pk, fb_pk, end_pk))
+        # every move of the series paired with its stored alert at once, closest first
+        paired = pair_alerts(stored.get(sid, []), recs, view.ordinal)
+        for rec, found in zip(recs, paired):
+            move, cls = rec.move, rec.classification
+            summary.moves += move.state != "retracted"
             if move_key(move) in settled and (cls is None or _settled(
-                    move, fb_pk, stored.get(sid, []), view, newest, stages.dset.settle_nights, cls)):
+                    move, rec.first_bad_pk, stored.get(sid, []), view, newest, stages.dset.settle_nights, cls)):
                 continue
-            end_pk = view.pk_of.get(move.end.run_id) if move.end is not None else None
-            out = upsert_alert(
-                session, MoveRecord(sid, move, cls, lg_pk, fb_pk, end_pk), view.ordinal, now,
-                alerts=stored.get(sid, []),
-            )
+            out = upsert_alert(session, rec, view.ordinal, now, alerts=stored.get(sid, []), paired=(found,))
             if out.action in ("created", "reopened"):
                 stored[sid].append(session.get(Alert, out.alert_id))
             summary.created += out.action == "created"
