@@ -14,6 +14,8 @@ from service.store.alerts_writer import (
     GroupRecord,
     MoveRecord,
     alert_move,
+    match_alert,
+    pair_alerts,
     retire_empty_groups,
     stored_alerts,
     upsert_alert,
@@ -151,6 +153,24 @@ def test_upsert_is_idempotent_and_tolerates_a_shifting_first_bad(store, world):
     assert shifted.alert_id == first.alert_id and shifted.visible
     assert far.action == "created" and other_way.action == "created"
     assert "first_bad_shifted" in actions and "state" in actions and n_hist == 1
+
+
+def test_two_steps_of_a_series_two_nights_apart_are_two_alerts_paired_closest_first(store, world):
+    """One alert each, on every pass; a stored alert is the move nearest it, not the first move
+    to ask (two steps two nights apart had been one alert that the later one rewrote)."""
+    ordn = _ordinal(world)
+    with store.session() as s:
+        a = upsert_alert(s, _with(_move(store, world, 9, 10), _cls()), ordn, NOW)
+    early, late = _with(_move(store, world, 7, 8), _cls()), _with(_move(store, world, 9, 10), _cls())
+    with store.session() as s:
+        stored = s.query(Alert).all()
+        assert match_alert(stored, early, ordn) is stored[0]  # alone, the early step would take it
+        assert pair_alerts(stored, [early, late], ordn) == [None, stored[0]]
+        got = [upsert_alert(s, rec, ordn, NOW, alerts=stored, paired=(found,))
+               for rec, found in zip([early, late], pair_alerts(stored, [early, late], ordn))]
+    assert [g.action for g in got] == ["created", "unchanged"] and got[1].alert_id == a.alert_id
+    with store.session() as s:
+        assert sorted(x.first_bad_run_pk for x in s.query(Alert)) == [world["runs"][8], world["runs"][10]]
 
 
 def test_human_cause_survives_machine_reclassification(store, world):

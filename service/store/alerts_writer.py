@@ -166,26 +166,41 @@ def stored_moves(alerts: Sequence[Alert], key: SeriesKey, runs: dict[int, RunRow
     return [alert_move(a, key, runs) for a in live_alerts(alerts) if a.state != MoveState.RETRACTED]
 
 
+def _distance(a: Alert, rec: MoveRecord, ordinal: dict[int, int]) -> int | None:
+    """Trend nightlies between a stored alert's first bad and a move's (None: not comparable)."""
+    if a.direction != rec.move.direction:
+        return None
+    if a.first_bad_run_pk == rec.first_bad_pk:
+        return 0
+    want, have = ordinal.get(rec.first_bad_pk), ordinal.get(a.first_bad_run_pk)
+    return None if want is None or have is None else abs(have - want)
+
+
 def match_alert(
     alerts: Sequence[Alert], rec: MoveRecord, ordinal: dict[int, int], tolerance: int = 2
 ) -> Alert | None:
     """The stored alert this move is, if any: same direction, first-bad within ``tolerance``
     trend nightlies (closest wins, then the newest of a reopen chain)."""
-    want = ordinal.get(rec.first_bad_pk)
-    best: tuple[int, int, Alert] | None = None
-    for a in live_alerts(alerts):
-        if a.direction != rec.move.direction:
-            continue
-        if a.first_bad_run_pk == rec.first_bad_pk:
-            dist = 0
-        else:
-            have = ordinal.get(a.first_bad_run_pk)
-            if want is None or have is None:
-                continue
-            dist = abs(have - want)
-        if dist <= tolerance and (best is None or (dist, -a.id) < (best[0], best[1])):
-            best = (dist, -a.id, a)
-    return best[2] if best else None
+    return pair_alerts(alerts, [rec], ordinal, tolerance)[0]
+
+
+def pair_alerts(
+    alerts: Sequence[Alert], recs: Sequence[MoveRecord], ordinal: dict[int, int], tolerance: int = 2
+) -> list[Alert | None]:
+    """The stored alert each of one series' moves is: pairs taken closest first, each alert and
+    each move at most once, as `detect.reconcile` pairs moves. Two steps of a series two nights
+    apart are two alerts, never one alert claimed by both (the later rewriting the earlier)."""
+    pairs = sorted(
+        (d, i, -a.id, a) for i, rec in enumerate(recs) for a in live_alerts(alerts)
+        if (d := _distance(a, rec, ordinal)) is not None and d <= tolerance
+    )
+    out: list[Alert | None] = [None] * len(recs)
+    used: set[int] = set()
+    for _, i, _, a in pairs:
+        if out[i] is None and a.id not in used:
+            out[i] = a
+            used.add(a.id)
+    return out
 
 
 def upsert_alert(
@@ -196,11 +211,14 @@ def upsert_alert(
     *,
     alerts: Sequence[Alert] | None = None,
     tolerance: int = 2,
+    paired: tuple[Alert | None] | None = None,
 ) -> AlertOutcome:
-    """Create or update the alert of one move; see the module docstring for the rules."""
+    """Create or update the alert of one move; see the module docstring for the rules.
+    ``paired``: the move's stored alert as `pair_alerts` paired it with its series' other moves
+    (a 1-tuple; None inside: a new move); without it the move is matched alone."""
     if alerts is None:
         alerts = stored_alerts(session, rec.series_id)
-    found = match_alert(alerts, rec, ordinal, tolerance)
+    found = paired[0] if paired is not None else match_alert(alerts, rec, ordinal, tolerance)
     retracted = rec.move.state == MoveState.RETRACTED
     if found is None or (found.status == AlertStatus.RESOLVED and found.state == MoveState.RETRACTED and not retracted):
         if retracted or rec.classification is None:
@@ -419,6 +437,6 @@ def retire_empty_groups(session: Session, group_ids: Iterable[int], now: datetim
 
 
 __all__ = [
-    "MoveRecord", "AlertOutcome", "GroupRecord", "GroupBook", "alerts_by_series", "stored_moves", "upsert_alert", "upsert_group", "match_alert",
+    "MoveRecord", "AlertOutcome", "GroupRecord", "GroupBook", "alerts_by_series", "stored_moves", "upsert_alert", "upsert_group", "match_alert", "pair_alerts",
     "stored_alerts", "live_alerts", "alert_move", "retire_empty_groups", "group_state", "aware",
 ]
