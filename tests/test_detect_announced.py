@@ -89,7 +89,6 @@ def test_a_step_found_a_night_after_the_announced_nightly_is_moved_onto_it():
     v[1:] *= 0.83
     sd = _series(v)
     found = [move_at(sd, trend_points(sd), 2, 6.0, 0.01, S)]
-    assert announced_moves(sd, ["1001"], S, found, NIGHTS) == []  # hidden by it
     [m] = onto_announced(sd, ["1001"], S, found)
     assert (m.last_good.run_id, m.first_bad.run_id) == ("1000", "1001") and m.nights_after == 19
     assert announced_moves(sd, ["1001"], S, [m], NIGHTS) == []  # and is not reported twice
@@ -102,3 +101,20 @@ def test_a_step_is_left_where_the_series_splits_better_than_on_the_announced_nig
     known = detect_series(sd, S)
     assert onto_announced(sd, ["1014"], S, known) == known  # the level moved on 1015, not 1014
     assert onto_announced(sd, ["1010"], S, known) == known  # too far to be the same step
+
+
+def test_an_announced_step_a_night_before_another_step_is_read_on_the_night_between():
+    """A baseline added on the suite's second night and a new timer on its third: the step the
+    search has on the third night does not hide the announced one before it, which is read
+    on its own night (the later level is not its)."""
+    v = np.exp(np.random.default_rng(6).normal(0, 0.01, 20)) * 1.3
+    v[1:] *= 0.83
+    v[2:] *= 0.9
+    sd = _series(v)
+    third = move_at(sd, trend_points(sd), 2, 6.0, 0.01, S)
+    assert onto_announced(sd, ["1001"], S, [third]) == [third]  # the third night's step is its own
+    [m] = announced_moves(sd, ["1001"], S, [third], NIGHTS)
+    assert (m.last_good.run_id, m.first_bad.run_id) == ("1000", "1001")
+    assert m.change_pct == pytest.approx(-17, abs=4) and m.direction == "regression"
+    # a known step on the announced night itself, or a night before it, still covers it
+    assert announced_moves(sd, ["1002"], S, [third], NIGHTS) == []

@@ -21,7 +21,7 @@ import numpy as np
 
 from service.detect.core import noise_sigma
 from service.detect.pooled import move_at
-from service.detect.series import _ref, trend_points
+from service.detect.series import _ref, direction_of, trend_points
 from service.detect.settings import DetectSettings
 from service.records import Move, SeriesData
 
@@ -29,10 +29,15 @@ from service.records import Move, SeriesData
 def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, known: Sequence[Move],
                     night_of: Mapping[str, int]) -> list[Move]:
     """A move at each run of ``at_runs`` where the level steps, unless ``known`` already has a
-    move of the series within ``match_nights`` of it."""
+    move of the series on that night, or up to ``match_nights`` before it.
+
+    A known step a night or two *after* the announced one is another change (the pretuned suite
+    gained a baseline on its second night and a new timer on its third): the announced step is
+    then read on the nights between the two only, so the later level is not taken for its own."""
     pts = trend_points(sd)
     index = {p.run_id: j for j, p in enumerate(pts)}
-    taken = [night_of[r.run_id] for m in known for r in (m.first_bad, m.end) if r is not None and r.run_id in night_of]
+    taken = [(night_of[r.run_id], index.get(r.run_id)) for m in known for r in (m.first_bad, m.end)
+             if r is not None and r.run_id in night_of]
     w = s.pooled_window
     v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
     out: list[Move] = []
@@ -40,16 +45,24 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
         j = index.get(run_id)
         if j is None or j < 1 or len(pts) - j < s.report_after_nights or run_id not in night_of:
             continue
-        if any(abs(night_of[run_id] - t) <= s.match_nights for t in taken):
+        night = night_of[run_id]
+        near = [(t, k) for t, k in taken if abs(night - t) <= s.match_nights]
+        if any(t <= night or k is None or k <= j for t, k in near):
             continue
+        end = min([j + w, *(k for _, k in near)])
         sigma = max(noise_sigma(v[:j]) if j >= 3 else 0.0, noise_sigma(v[j:]), s.pooled_noise_floor)
-        before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:j + w]))
-        nb, na = min(j, w), min(len(pts) - j, w)
+        before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:end]))
+        nb, na = min(j, w), end - j
         z = (after - before) / (sigma * math.sqrt(math.pi / 2 * (1.0 / nb + 1.0 / na)))
         if abs(z) < s.min_significance or abs(math.expm1(after - before)) * 100.0 < s.min_change_pct:
             continue
-        out.append(move_at(sd, pts, j, abs(z), sigma, s))
-        taken.append(night_of[run_id])
+        m = move_at(sd, pts, j, abs(z), sigma, s)
+        if end < j + w:  # the level between the two steps, not the one after the second
+            level = float(np.median([p.value for p in pts[j:end]]))
+            m = dataclasses.replace(m, after=level, change_pct=(level - m.before) / m.before * 100.0,
+                                    direction=direction_of(sd.key.metric, m.before, level))
+        out.append(m)
+        taken.append((night, j))
     return out
 
 
@@ -85,13 +98,28 @@ def onto_announced(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, kn
         a, b = min(j, jm), max(j, jm)
         lo = max(max((t for t in starts if t < a), default=0), a - s.pooled_window)
         hi = min(min((t for t in starts if t > b), default=len(pts)), b + s.pooled_window)
-        if sse(lo, j, hi) > sse(lo, jm, hi):
+        if sse(lo, j, hi) > sse(lo, jm, hi) or _two_steps(v, lo, j, jm, hi, s):
             out.append(m)
             continue
         after = len(pts) - j
         out.append(dataclasses.replace(m, last_good=_ref(pts[j - 1]), first_bad=_ref(pts[j]), nights_after=after,
                                        state="provisional" if after < s.confirm_nights else "confirmed"))
     return out
+
+
+def _two_steps(v: np.ndarray, lo: int, j: int, jm: int, hi: int, s: DetectSettings) -> bool:
+    """Do the nights between the announced night ``j`` and the found step ``jm`` sit at a level
+    of their own, apart from the found step's other side? Then both are steps (a baseline added,
+    then a new timer the next night) and the found one stays where it is."""
+    a, b = min(j, jm), max(j, jm)
+    mid = v[a:b]
+    side = v[b:hi] if jm > j else v[lo:a]
+    if not mid.size or not side.size:
+        return False
+    sigma = max(noise_sigma(v[lo:hi]), s.pooled_noise_floor)
+    diff = float(np.median(side)) - float(np.median(mid))
+    z = abs(diff) / (sigma * math.sqrt(1.0 / mid.size + 1.0 / side.size))
+    return z >= s.min_significance and abs(math.expm1(diff)) * 100.0 >= s.min_change_pct
 
 
 def measurement_changed_at(runs: Sequence[str], baselines: Mapping[str, Mapping[str, float | None]],
