@@ -184,7 +184,8 @@ class FactChange:
 
     kind: "cudagraph_flag" (a KERNEL_MAPPINGS entry gained/lost ``remove_flags: [--cudagraph]``),
     "num_inputs", "kernel_dropped"/"kernel_added" (a platform's `kernels*` default list),
-    "runner_label" (a workflow's runs-on/runner changed), "toolchain" (CUDA/ROCm image or
+    "runner_label" (a workflow's runs-on/runner changed), "toolchain_pin" (a pin file of the
+    platform's compiler DSL or runtime, `PlatformRule.toolchain_files`), "toolchain" (CUDA/ROCm image or
     runtime of this platform), "baseline_pin" (torch/triton/tritonbench pins: the baselines),
     "autotune" (``HELION_AUTOTUNE_*`` settings), "linattn_shapes", "latency_mode", "bench_command"
     (the run.py invocations of a benchmark workflow and what they measure), "bench_args" (a

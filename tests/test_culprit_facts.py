@@ -431,12 +431,12 @@ def test_a_toolchain_pin_file_read_at_both_ends():
 
     txt = ".github/ci_commit_pins/torch_tpu.txt"
     (f,) = toolchain_file_facts(txt, "# pin\nabc123\n", "def456\n", "tpu")
-    assert (f.kind, f.suggests, f.old, f.new) == ("toolchain", "hardware", "abc123", "def456")
+    assert (f.kind, f.suggests, f.old, f.new) == ("toolchain_pin", "hardware", "abc123", "def456")
     assert toolchain_file_facts(txt, "abc123\n", "abc123", "tpu") == []
     assert toolchain_file_facts(txt, None, "abc123", "tpu") == []
     action = ".github/actions/build-torch-tpu/action.yml"
     old = "run: uv pip install 'jax==0.11.0' 'libtpu==0.0.45' torch==2.9.0 'tpu-info==0.14.2'"
     new = "run: uv pip install 'jax==0.11.1' 'libtpu==0.0.46' torch==2.10.0 'tpu-info==0.14.2'"
     got = {f.kind: f for f in toolchain_file_facts(action, old, new, "tpu")}
-    assert got["toolchain"].old == "jax==0.11.0, libtpu==0.0.45" and got["toolchain"].new == "jax==0.11.1, libtpu==0.0.46"
+    assert got["toolchain_pin"].old == "jax==0.11.0, libtpu==0.0.45" and got["toolchain_pin"].new == "jax==0.11.1, libtpu==0.0.46"
     assert got["baseline_pin"].suggests == "method_change" and got["baseline_pin"].new == "torch==2.10.0"

@@ -65,8 +65,8 @@ def test_a_platforms_own_toolchain_pin_is_a_machine_change_and_names_its_commit(
     and the pin commit is no code culprit."""
     lg, fb = _around(helion_clone, sha, before=2, after=1)
     facts = [f for f in repo_fact_changes(helion_clone, lg, fb, platform, "softmax") if f.path == path]
-    assert [f.kind for f in facts] == ["toolchain"] and facts[0].suggests == "hardware", facts
-    assert not [f for f in repo_fact_changes(helion_clone, lg, fb, not_on, "softmax") if f.kind == "toolchain"]
+    assert [f.kind for f in facts] == ["toolchain_pin"] and facts[0].suggests == "hardware", facts
+    assert not [f for f in repo_fact_changes(helion_clone, lg, fb, not_on, "softmax") if f.kind.startswith("toolchain")]
     when = datetime(2026, 6, 1, tzinfo=timezone.utc)
     key = SeriesKey("dashboard", platform, "softmax", "helion_speedup_geomean")
     move = Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.9), 1.0, 0.9, -10.0,

@@ -397,3 +397,22 @@ def test_a_verdict_is_stored_and_read_back_in_one_shape():
     c = member_classification(classify_event(CASES["real single kernel"][0], TABLE), move("softmax"))
     assert tuple(classification_fields(c)) == VERDICT_COLUMNS
     assert set(VERDICT_COLUMNS) <= set(Alert.__table__.columns.keys())
+
+
+def test_a_toolchain_pin_is_a_lead_that_a_strong_code_commit_can_outweigh():
+    """A pin file of the platform's runtime moved in the window (torch_tpu is bumped every week
+    or two): with no Helion commit of the slice it explains the move, a machine change; beside a
+    strong commit of the slice it does not settle it, as a new image or runner label would."""
+    pin = FactChange("toolchain_pin", ".github/ci_commit_pins/torch_tpu.txt: tpu toolchain pin a -> b", "hardware",
+                     ".github/ci_commit_pins/torch_tpu.txt", "a", "b")
+    image = FactChange("toolchain", "benchmark_dispatch.yml: tpu toolchain image a -> b", "hardware",
+                       ".github/workflows/benchmark_dispatch.yml", "a", "b")
+    moved = [k(n, -8, 9) for n in ("gemm", "softmax", "rms_norm", "jsd", "welford", "sum")]
+    by = {o.name: o for o in observe(event(moved, ran=10, platform="tpu", platform_facts=(pin,)))}
+    assert by["platform_change"].value == "toolchain_pin"
+    lone = classify_event(event(moved, ran=10, platform="tpu", platform_facts=(pin,), top_candidate=commit(0.1)), TABLE)
+    assert (lone.cause, lone.kind) == ("hardware", "driver")
+    beside = event(moved, ran=10, platform="tpu", platform_facts=(pin,), top_candidate=commit(0.9, "[pallas] gather"))
+    assert classify_event(beside, TABLE).cause == "real"
+    imaged = event(moved, ran=10, platform="tpu", platform_facts=(image,), top_candidate=commit(0.9, "[pallas] gather"))
+    assert classify_event(imaged, TABLE).cause == "hardware"

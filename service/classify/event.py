@@ -29,7 +29,7 @@ from service.records import Classification, Evidence, FactChange, Move, RankedCo
 
 # which facts name the change commit of a cause/kind, most specific first
 _CHANGE_FACTS = {
-    "hardware": ("runner_label", "toolchain"),
+    "hardware": ("runner_label", "toolchain", "toolchain_pin"),
     "method_change": ("cudagraph_flag", "pretuned_cudagraph", "num_inputs", "linattn_shapes", "kernel_dropped",
                       "kernel_added", "bench_args", "baseline_impl", "baseline_pin", "pretuned_baseline", "autotune",
                       "latency_mode", "bench_command", "pretuned_timer"),

@@ -223,12 +223,15 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
 
     runner = [f for f in ev.platform_facts if f.kind == "runner_label"]
     tool = [f for f in ev.platform_facts if f.kind == "toolchain"]
+    pins = [f for f in ev.platform_facts if f.kind == "toolchain_pin"]
     # a new machine or image moves every kernel it runs: beside a narrow move it explains little
     narrow = "" if breadth == "most" else "_narrow"
     if runner:
         obs.append(Observation("platform_change", "runner" + narrow, runner[0].detail, _fact_json(runner[0])))
     elif tool:
         obs.append(Observation("platform_change", "toolchain" + narrow, tool[0].detail, _fact_json(tool[0])))
+    elif pins:
+        obs.append(Observation("platform_change", "toolchain_pin", pins[0].detail, _fact_json(pins[0])))
     else:
         obs.append(Observation("platform_change", "none", f"no runner or image change for {ev.platform} in the window"))
 
@@ -365,7 +368,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
     if cause == "hardware":
         if "runner_label" in kinds or attrs & HARDWARE_ATTRIBUTES:
             return "runner"
-        if "toolchain" in kinds:
+        if kinds & {"toolchain", "toolchain_pin"}:
             return "driver"
         # no runner or toolchain change and the machine came back (on most of the kernels, or
         # some of their timers: a throttled week ends unevenly): thermal, not a new machine

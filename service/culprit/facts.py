@@ -693,7 +693,7 @@ def toolchain_file_facts(path: str, old: str | None, new: str | None, platform: 
 
     (tool_a, base_a), (tool_b, base_b) = values(old), values(new)
     out = []
-    for kind, suggests, words, a, b in (("toolchain", "hardware", "toolchain", tool_a, tool_b),
+    for kind, suggests, words, a, b in (("toolchain_pin", "hardware", "toolchain pin", tool_a, tool_b),
                                         ("baseline_pin", "method_change", "baseline pins", base_a, base_b)):
         if a != b and a and b:
             gone, came = a - b, b - a

@@ -139,7 +139,7 @@ class EventGatherer:
         platform_facts = tuple(f for f in self.facts(lead) if f.kernels is None)
         # the other platforms that moved and whose own window holds a runner or image change too
         # (a CUDA bump for every NVIDIA lane): their moving is that change's footprint
-        machine = ("runner_label", "toolchain")
+        machine = ("runner_label", "toolchain", "toolchain_pin")
         shared_change = tuple(
             p for p in moved_elsewhere
             if any(f.kind in machine for f in platform_facts)
