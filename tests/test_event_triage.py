@@ -416,3 +416,19 @@ def test_a_toolchain_pin_is_a_lead_that_a_strong_code_commit_can_outweigh():
     assert classify_event(beside, TABLE).cause == "real"
     imaged = event(moved, ran=10, platform="tpu", platform_facts=(image,), top_candidate=commit(0.9, "[pallas] gather"))
     assert classify_event(imaged, TABLE).cause == "hardware"
+
+
+def test_compile_time_alone_is_put_on_what_can_move_it_not_a_baseline_pin_beside_it():
+    """A window holds a tritonbench (baseline) pin and new autotune settings, and only compile
+    time stepped on every kernel: the autotune settings are the change and its kind."""
+    moved = [k(n, 0, 0, compile_pct=35) for n in ("gemm", "softmax", "rms_norm", "jsd", "welford")]
+    both = event(moved, ran=5, platform_facts=(PIN, AUTOTUNE))
+    v = classify_event(both, TABLE)
+    assert {o.name: o.value for o in observe(both)}["metrics"] == "compile_only"
+    assert (v.cause, v.kind, v.change_fact) == ("method_change", "autotune", AUTOTUNE)
+    command = event(moved, ran=5, platform_facts=(PIN, COMMAND))
+    assert (classify_event(command, TABLE).kind, classify_event(command, TABLE).change_fact) == ("harness", COMMAND)
+    # the speedups moved too: the pin is what moves them
+    speed = event([k(n, -8, 0, (-8, -8), compile_pct=35) for n in ("gemm", "softmax", "rms_norm")], ran=5,
+                  platform_facts=(PIN, AUTOTUNE))
+    assert classify_event(speed, TABLE).kind == "baseline"

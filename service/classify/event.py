@@ -27,6 +27,10 @@ from service.classify.metrics import is_speedup
 from service.domain import MoveState
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, CAUSE_WORDS
 
+# what moves Helion's compile time alone: how long autotuning may search, how often each kernel
+# is run, the timer flags (`--measure-compile-time`). A baseline pin moves only the speedups.
+COMPILE_FACTS = ("autotune", "bench_command", "latency_mode")
+
 # which facts name the change commit of a cause/kind, most specific first
 _CHANGE_FACTS = {
     "hardware": ("runner_label", "toolchain", "toolchain_pin"),
@@ -92,7 +96,7 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     culprit = None
     if cause == "real" and ev.top_candidate is not None and ev.top_candidate.score >= th.report_culprit:
         culprit = ev.top_candidate  # the best lead a person has, with its score and reasons
-    change = _change_fact(cause, ev)
+    change = _change_fact(cause, ev, compile_only=any(o.name == "metrics" and o.value == "compile_only" for o in obs))
     return EventVerdict(cause, kind, ex.confidence, tuple(evidence), ex, culprit, change, ev.ended)
 
 
@@ -104,10 +108,12 @@ def _unexplained_lone(obs: list) -> bool:
     return by.get("breadth") == "single" and not any((o.name, o.value) in METHOD_MECHANISMS for o in obs)
 
 
-def _change_fact(cause: str, ev: EventInput) -> FactChange | None:
+def _change_fact(cause: str, ev: EventInput, compile_only: bool = False) -> FactChange | None:
     order = _CHANGE_FACTS.get(cause)
     if not order:
         return None
+    if compile_only and cause == "method_change":
+        order = (*COMPILE_FACTS, *(k for k in order if k not in COMPILE_FACTS))
     facts = [*ev.platform_facts, *(f for k in ev.kernels for f in k.facts)]
     for kind in order:
         for f in facts:

@@ -348,6 +348,11 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "cudagraph"
         if "shapes" in named or _is(by, "shapes", "changed"):
             return "shapes"
+        if _is(by, "metrics", "compile_only"):
+            # only compile time moved: what can move it (a baseline pin beside it moves speedups)
+            for fact, kind in (("autotune", "autotune"), ("bench_command", "harness"), ("latency_mode", "timer")):
+                if fact in kinds:
+                    return kind
         if "baseline" in named or "baseline_pin" in kinds or attrs & {"baseline_label", "baselines"}:
             return "baseline"
         if "autotune" in kinds or _is(by, "compile", "dropped"):
