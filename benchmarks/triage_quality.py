@@ -27,7 +27,7 @@ from benchmarks.anchors import hud_rule, naive_procedure
 RESULTS = Path(__file__).resolve().parent / "results" / "triage_quality.json"
 HEADLINE = ("helion_speedup_geomean", "geomean")
 # the groups of worlds in the table, in its order (`main` says which builder makes each)
-GROUPS = ("ours", "blind", "heldout", "fresh", "newest", "setE", "setF")
+GROUPS = ("ours", "blind", "heldout", "fresh", "newest", "setE", "setF", "setG")
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
 
 
@@ -379,6 +379,9 @@ def main() -> int:
     ap.add_argument("--blind-f-seeds", default="51,52,53",
                     help="the sixth blind set (tests/blind_worlds_f), written blind by a helper in the third "
                          "session of 2026-12-06, the one it is first measured in")
+    ap.add_argument("--blind-g-seeds", default="61,62,63",
+                    help="the seventh blind set (tests/blind_worlds_g), written blind by a helper in the fourth "
+                         "session of 2026-12-06, the one it is first measured in")
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
@@ -402,7 +405,8 @@ def main() -> int:
                 ("tests.blind_worlds_c", args.blind_c_seeds, "fresh", "blindc"),
                 ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"),
                 ("tests.blind_worlds_e", args.blind_e_seeds, "setE", "blinde"),
-                ("tests.blind_worlds_f", args.blind_f_seeds, "setF", "blindf"))
+                ("tests.blind_worlds_f", args.blind_f_seeds, "setF", "blindf"),
+                ("tests.blind_worlds_g", args.blind_g_seeds, "setG", "blindg"))
         for module, seeds, group, folder in sets:
             for seed in [int(s) for s in seeds.split(",") if s]:
                 w = importlib.import_module(module).build_world(seed, work / f"{folder}-{seed}")
