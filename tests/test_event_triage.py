@@ -432,3 +432,17 @@ def test_compile_time_alone_is_put_on_what_can_move_it_not_a_baseline_pin_beside
     speed = event([k(n, -8, 0, (-8, -8), compile_pct=35) for n in ("gemm", "softmax", "rms_norm")], ran=5,
                   platform_facts=(PIN, AUTOTUNE))
     assert classify_event(speed, TABLE).kind == "baseline"
+
+
+def test_another_platform_shares_a_machine_change_only_when_it_is_read_from_the_same_file():
+    from service.classify.footprint import shares_machine_change
+
+    cuda = lambda alias: FactChange("toolchain", f"benchmark_dispatch.yml: {alias} image cu128 -> cu130",  # noqa: E731
+                                    "hardware", ".github/workflows/benchmark_dispatch.yml", "cu128", "cu130")
+    cute = FactChange("toolchain_pin", "nvidia_cutlass_dsl.txt: 4.5.1 -> 4.5.2", "hardware",
+                      ".github/ci_commit_pins/nvidia_cutlass_dsl.txt", "4.5.1", "4.5.2")
+    tpu = FactChange("toolchain_pin", "torch_tpu.txt: a -> b", "hardware", ".github/ci_commit_pins/torch_tpu.txt", "a", "b")
+    assert shares_machine_change([cuda("b200")], [cuda("h100")])
+    assert not shares_machine_change([cute], [tpu])  # two pins, two changes
+    assert not shares_machine_change([cuda("b200")], [AUTOTUNE])  # not a machine change
+    assert not shares_machine_change([AUTOTUNE], [cuda("h100")])

@@ -10,6 +10,7 @@ the other machines move, what changed in the window for *this* platform and *the
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from service.classify.explain import Observation
@@ -90,6 +91,18 @@ class EventInput:
     harness_timer: bool = False  # ... and its subject says it changed a timer
     # the level came back after a commit undid one of the window's (`culprit.reverts.Revert`)
     revert: Revert | None = None
+
+
+MACHINE_FACTS = frozenset({"runner_label", "toolchain", "toolchain_pin"})
+
+
+def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChange]) -> bool:
+    """Does another platform's window hold the same machine change as this one's: a runner,
+    image or pin change read from the same file (a CUDA bump for every NVIDIA lane of the
+    dispatch)? Then its moving that night is that change's footprint. A torch_tpu bump beside a
+    CuTe DSL bump is two changes, each its platform's own."""
+    paths = {f.path for f in mine if f.kind in MACHINE_FACTS}
+    return any(f.kernels is None and f.kind in MACHINE_FACTS and f.path in paths for f in theirs)
 
 
 def stepped(step: Step | None, th: Thresholds) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from service.classify.event import EventVerdict, classify_event, member_classification, with_change_commit
-from service.classify.footprint import EventInput, KernelSteps, Thresholds, stepped
+from service.classify.footprint import EventInput, KernelSteps, Thresholds, shares_machine_change, stepped
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
@@ -137,13 +137,11 @@ class EventGatherer:
                     one_move.setdefault(other.platform_short, m)
         moved_elsewhere = tuple(sorted(p for p, ks in elsewhere.items() if len(ks) >= 2))
         platform_facts = tuple(f for f in self.facts(lead) if f.kernels is None)
-        # the other platforms that moved and whose own window holds a runner or image change too
-        # (a CUDA bump for every NVIDIA lane): their moving is that change's footprint
-        machine = ("runner_label", "toolchain", "toolchain_pin")
-        shared_change = tuple(
-            p for p in moved_elsewhere
-            if any(f.kind in machine for f in platform_facts)
-            and any(f.kernels is None and f.kind in machine for f in self.facts(one_move[p])))
+        # the other platforms that moved and whose own window holds the same runner or image
+        # change (one file: a CUDA bump for every NVIDIA lane of the dispatch): their moving is
+        # that change's footprint. A torch_tpu bump beside a CuTe DSL bump is two changes.
+        shared_change = tuple(p for p in moved_elsewhere
+                              if shares_machine_change(platform_facts, self.facts(one_move[p])))
         window = self.stages.window(lead)
         known = window is not None and window.complete and self.stages.repo is not None
         top = None
