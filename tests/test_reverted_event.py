@@ -32,7 +32,7 @@ DECOY = "[Triton] Faster tiling for softmax and layer_norm reductions (#903)"
 
 
 def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/reduction_strategy.py",
-          decoy: bool = False) -> list[str]:
+          decoy: bool = False, revert_night: int = BACK) -> list[str]:
     """One commit a night; the change lands before STEP and is reverted before BACK (with a
     ``decoy``: a louder commit naming the moved kernels lands beside it and stays)."""
     commits = []
@@ -43,7 +43,7 @@ def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/re
             if decoy:
                 commits.append(CommitSpec(DECOY, when - timedelta(hours=2),
                                           {"helion/_compiler/triton/tiling.py": "y = 2\n" * 60}))
-        if i == BACK:
+        if i == revert_night:
             commits.append(CommitSpec(f'Revert "{culprit}" (#910)', when - timedelta(hours=3),
                                       {culprit_file: "x = 1\n" * 40}))
         commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
@@ -116,3 +116,13 @@ def test_the_commit_the_revert_undid_is_the_culprit_over_a_louder_one(lite, tmp_
     got = _step_alerts(lite, shas)
     assert got and {a["cause"] for a in got} == {"real"}
     assert {a["culprit"]["subject"] for a in got} == {quiet}
+
+
+def test_a_revert_days_before_the_level_came_back_did_not_end_it(lite, tmp_path):
+    shas = _repo(tmp_path / "helion", revert_night=STEP + 1)
+    _world(lite, shas, MOVED)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = _step_alerts(lite, shas)
+    assert got and {a["state"] for a in got} == {"ended"}
+    episode = [e for e in got[0]["evidence"] if e["check"] == "episode"]
+    assert episode and episode[0]["facts"]["value"] == "ended"

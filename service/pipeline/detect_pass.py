@@ -218,9 +218,11 @@ class Stages:
             )
         return self._code[k]
 
-    def revert(self, move: Move):
-        """A commit of the nights the move lasted (first bad .. the nightly it came back on) that
-        reverted one of its window's (`culprit.reverts.find_revert`), or None."""
+    def revert(self, move: Move, since_full: str):
+        """A commit that landed as the move ended (``since_full``, a nightly or two before the
+        one it came back on, .. that nightly) and reverted one of its window's
+        (`culprit.reverts.find_revert`), or None. A revert days before the level came back did
+        not end it."""
         from service.culprit.reverts import find_revert
 
         if move.end is None or self.repo is None:
@@ -229,7 +231,7 @@ class Stages:
         if w is None or not w.complete or not w.commits:
             return None
         try:
-            later = self._window_fn(self.repo, move.first_bad.full_sha, move.end.full_sha,
+            later = self._window_fn(self.repo, since_full, move.end.full_sha,
                                     self.settings.helion.max_window_commits)
         except BenchwatchError:
             return None

@@ -173,13 +173,17 @@ class EventGatherer:
         return ev, lead, ranked[:10]
 
     def _revert(self, group: "MoveGroup"):
-        """A revert among the commits of the nights the event lasted, read off its members that
-        came back (the first that names one; they share the window)."""
+        """A revert that landed as the event ended (in the two nightlies up to the one its level
+        came back on, so a nightly's late start is no matter), read off its members that came
+        back: the first that names one."""
         ended = [m for m in group.moves if m.state == "ended" and m.end is not None]
         if not ended or len(ended) < len(group.moves):
             return None
         for m in sorted(ended, key=lambda m: -m.significance)[:3]:
-            r = self.stages.revert(m)
+            o = self.view.ordinal.get(self.view.pk_of.get(m.end.run_id, -1))
+            if o is None or o < 1:
+                continue
+            r = self.stages.revert(m, self.view.trend[max(0, o - 2)].full_sha)
             if r is not None:
                 return r
         return None
