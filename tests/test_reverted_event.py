@@ -7,24 +7,18 @@ end, as a hardware episode does."""
 
 from __future__ import annotations
 
-import random
 from datetime import datetime, timedelta
-
-from sqlalchemy import insert, select
 
 from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
-from service.records import DASHBOARD_METRICS
 from service.store.alert_reads import list_alerts
-from service.store.tables import Point, Run, Series, Track
 from tests.gitrepo import CommitSpec, build_repo
+from tests.nightly_world import write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP, BACK = 40, 28, 31
 KERNELS = ("gemm", "softmax", "layer_norm", "rms_norm", "sum", "cross_entropy", "jsd", "welford")
 MOVED = ("softmax", "layer_norm", "rms_norm", "cross_entropy")
-BASE = {"helion_speedup_geomean": 1.6, "triton_speedup_geomean": 1.2, "torch_compile_speedup_geomean": 1.1,
-        "helion_latency_avg_ms": 0.8, "compile_time_geomean_s": 12.0}
 CULPRIT = "[compiler] Rework norm reductions (#902)"
 
 
@@ -53,29 +47,9 @@ def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/re
 
 def _world(store, shas: list[str], moved: tuple[str, ...]) -> None:
     """h100, 1% scatter; from STEP to BACK the ``moved`` kernels are 12% slower on both timers."""
-    rng = random.Random(7)
-    with store.session() as s:
-        s.execute(insert(Run), [dict(source="dashboard", run_id=str(70_000 + i), sha=shas[i][:8], full_sha=shas[i],
-                                     date=T0 + timedelta(days=i), branch="main", is_nightly=True, is_trend=True,
-                                     kernel_count=len(KERNELS)) for i in range(NIGHTS)])
-        pks = [pk for (pk,) in s.execute(select(Run.id).order_by(Run.date))]
-        tracks = [Track(source="dashboard", platform_short="h100", platform="H100", kernel=k) for k in KERNELS]
-        s.add_all(tracks)
-        s.flush()
-        series = [Series(track_id=t.id, metric=m) for t in tracks for m in DASHBOARD_METRICS]
-        s.add_all(series)
-        s.flush()
-        kernel_of = {t.id: t.kernel for t in tracks}
-        rows = []
-        for sr in series:
-            k = kernel_of[sr.track_id]
-            for i, pk in enumerate(pks):
-                f = 1.0
-                if STEP <= i < BACK and k in moved:
-                    f = {"helion_speedup_geomean": 0.88, "helion_latency_avg_ms": 1.13}.get(sr.metric, 1.0)
-                rows.append(dict(series_id=sr.id, run_pk=pk, failed=False,
-                                 value=BASE[sr.metric] * f * (1 + rng.gauss(0, 0.01))))
-        s.execute(insert(Point), rows)
+    slower = {"helion_speedup_geomean": 0.88, "helion_latency_avg_ms": 1.13}
+    write_world(store, shas, KERNELS, T0, lambda i, k, metric: slower.get(metric, 1.0)
+                if STEP <= i < BACK and k in moved else 1.0, seed=7, run_base=70_000)
 
 
 def _step_alerts(store, shas: list[str]) -> list[dict]:

@@ -5,24 +5,18 @@ a code change to two others were one "real" event)."""
 
 from __future__ import annotations
 
-import random
 from datetime import datetime, timedelta
-
-from sqlalchemy import insert, select
 
 from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
 from service.pipeline.investigate import Question, investigate
-from service.records import DASHBOARD_METRICS
 from service.store.alert_reads import list_alerts
-from service.store.tables import Point, Run, Series, Track
 from tests.gitrepo import CommitSpec, build_repo
+from tests.nightly_world import write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP = 40, 28
 KERNELS = ("gemm", "softmax", "layer_norm", "rms_norm", "sum", "cross_entropy", "jsd", "welford")
-BASE = {"helion_speedup_geomean": 1.6, "triton_speedup_geomean": 1.2, "torch_compile_speedup_geomean": 1.1,
-        "helion_latency_avg_ms": 0.8, "compile_time_geomean_s": 12.0}
 
 
 def _repo(path) -> list[str]:
@@ -43,31 +37,12 @@ def _repo(path) -> list[str]:
 def _world(store, shas: list[str], speedup_only: tuple[str, ...], both: tuple[str, ...]) -> None:
     """h100, 1% scatter; at STEP the ``speedup_only`` kernels' speedup drops 12% with latency
     flat, the ``both`` kernels' speedup drops 12% and their latency rises 13%."""
-    rng = random.Random(5)
-    with store.session() as s:
-        s.execute(insert(Run), [dict(source="dashboard", run_id=str(60_000 + i), sha=shas[i][:8], full_sha=shas[i],
-                                     date=T0 + timedelta(days=i), branch="main", is_nightly=True, is_trend=True,
-                                     kernel_count=len(KERNELS)) for i in range(NIGHTS)])
-        pks = [pk for (pk,) in s.execute(select(Run.id).order_by(Run.date))]
-        tracks = [Track(source="dashboard", platform_short="h100", platform="H100", kernel=k) for k in KERNELS]
-        s.add_all(tracks)
-        s.flush()
-        series = [Series(track_id=t.id, metric=m) for t in tracks for m in DASHBOARD_METRICS]
-        s.add_all(series)
-        s.flush()
-        kernel_of = {t.id: t.kernel for t in tracks}
-        rows = []
-        for sr in series:
-            k = kernel_of[sr.track_id]
-            for i, pk in enumerate(pks):
-                f = 1.0
-                if i >= STEP and sr.metric == "helion_speedup_geomean" and k in speedup_only + both:
-                    f = 0.88
-                if i >= STEP and sr.metric == "helion_latency_avg_ms" and k in both:
-                    f = 1.13
-                rows.append(dict(series_id=sr.id, run_pk=pk, failed=False,
-                                 value=BASE[sr.metric] * f * (1 + rng.gauss(0, 0.01))))
-        s.execute(insert(Point), rows)
+    def factor(i: int, k: str, metric: str) -> float:
+        if i >= STEP and metric == "helion_speedup_geomean" and k in speedup_only + both:
+            return 0.88
+        return 1.13 if i >= STEP and metric == "helion_latency_avg_ms" and k in both else 1.0
+
+    write_world(store, shas, KERNELS, T0, factor, seed=5, run_base=60_000)
 
 
 def _alerts(store, shas: list[str]) -> list[dict]:
