@@ -23,7 +23,7 @@ from service.config import Settings
 from service.domain import HEADLINE_OF, LATENCY, SOURCES, MetricKind, Source
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
-from service.records import AttributeChange, Classification, Move, SeriesData
+from service.records import AttributeChange, Classification, Move, Revert, SeriesData
 from service.store.alerts_writer import (
     GroupBook,
     GroupRecord,
@@ -218,7 +218,7 @@ class Stages:
             )
         return self._code[k]
 
-    def revert(self, move: Move, since_full: str):
+    def revert(self, move: Move, since_full: str) -> Revert | None:
         """A commit that landed as the move ended (``since_full``, a nightly or two before the
         one it came back on, .. that nightly) and reverted one of its window's
         (`culprit.reverts.find_revert`), or None. A revert days before the level came back did

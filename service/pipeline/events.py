@@ -17,7 +17,7 @@ from service.classify.footprint import EventInput, KernelSteps, Thresholds, shar
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
-from service.records import Classification, Evidence, FactChange, Move, RankedCommit
+from service.records import Classification, Evidence, FactChange, Move, RankedCommit, Revert
 
 if TYPE_CHECKING:
     from service.classify.groups import MoveGroup
@@ -172,7 +172,7 @@ class EventGatherer:
         )
         return ev, lead, ranked[:10]
 
-    def _revert(self, group: "MoveGroup"):
+    def _revert(self, group: "MoveGroup") -> Revert | None:
         """A revert that landed as the event ended (in the two nightlies up to the one its level
         came back on, so a nightly's late start is no matter), read off its members that came
         back: the first that names one."""
@@ -231,7 +231,7 @@ class EventGatherer:
         return GroupVerdict(v, members, change, blips)
 
 
-def _reverted_first(ranked: tuple[RankedCommit, ...], revert) -> tuple[RankedCommit, ...]:
+def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[RankedCommit, ...]:
     """The window's code commit that a later commit undid, as the level came back, leads the
     candidates: no ranking of words and paths says as much as that."""
     c = revert.reverted
