@@ -54,6 +54,8 @@ def test_minimal_file_uses_default_weights(tmp_path):
         ('[platforms.h100]\ntags = "triton"\n', "platforms.h100.tags"),
         ("[weights]\ntag = 0.1\n", "platforms"),
         ('[platforms."B200!"]\ntags = []\n', "platforms"),
+        (MINIMAL + 'toolchain_files = ["../etc/passwd"]\n', "platforms.h100.toolchain_files"),
+        (MINIMAL + 'toolchain_files = ["-p HEAD"]\n', "platforms.h100.toolchain_files"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path, text, key):

@@ -25,6 +25,9 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_REPO_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_.][A-Za-z0-9_.+-]*)*")
+
+
 def _lower(values: object) -> object:
     """Lowercase a list of words; anything else is left for pydantic to reject with the key."""
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
@@ -78,6 +81,15 @@ class PlatformRule(_Model):
     toolchain_files: tuple[str, ...] = ()
 
     _norm = field_validator("tags", "hints", mode="before")(lambda v: _lower(v))
+
+    @field_validator("toolchain_files")
+    @classmethod
+    def _repo_paths(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        # read with `git show <sha>:<path>`: plain repository paths only, refused at start
+        for path in v:
+            if not _REPO_PATH.fullmatch(path) or any(part in (".", "..") for part in path.split("/")):
+                raise ValueError(f"not a repository file path: {path[:80]!r}")
+        return v
 
 
 class PathClass(_Model):
