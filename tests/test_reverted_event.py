@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
 from service.store.alert_reads import list_alerts
 from tests.gitrepo import CommitSpec, build_repo
+from tests.helion_files import render_run_py
 from tests.nightly_world import write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
@@ -26,7 +29,7 @@ DECOY = "[Triton] Faster tiling for softmax and layer_norm reductions (#903)"
 
 
 def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/reduction_strategy.py",
-          decoy: bool = False, revert_night: int = BACK) -> list[str]:
+          decoy: bool = False, revert_night: int | None = BACK) -> list[str]:
     """One commit a night; the change lands before STEP and is reverted before BACK (with a
     ``decoy``: a louder commit naming the moved kernels lands beside it and stays)."""
     commits = []
@@ -100,3 +103,42 @@ def test_a_revert_days_before_the_level_came_back_did_not_end_it(lite, tmp_path)
     assert got and {a["state"] for a in got} == {"ended"}
     episode = [e for e in got[0]["evidence"] if e["check"] == "episode"]
     assert episode and episode[0]["facts"]["value"] == "ended"
+
+
+def test_without_the_revert_the_same_excursion_reads_as_the_machine_not_the_code(lite, tmp_path):
+    """The same excursion with no commit undoing anything as the level came back: a level that
+    came back by itself is what a machine episode does, so the compiler commit in the window does
+    not make it a real regression (it is the revert that does)."""
+    shas = _repo(tmp_path / "helion", revert_night=None)
+    _world(lite, shas, MOVED)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = _step_alerts(lite, shas)
+    assert got and {a["state"] for a in got} == {"ended"} and {a["cause"] for a in got} == {"hardware"}
+
+
+@pytest.mark.parametrize("reverted", [True, False])
+def test_a_method_step_that_comes_back_by_itself_is_noise_and_one_reverted_is_an_event(lite, tmp_path, reverted):
+    """A harness edit gives the moved kernels new inputs, and their level comes back three nights
+    later. Reverted as it came back, that is a method change with an end; with nothing in the
+    repo undoing it, several kernels out for a few nights is only a bad stretch (retracted)."""
+    harness = "[benchmark] New inputs for the norm kernels (#905)"
+    before = render_run_py({k: {} for k in KERNELS})
+    after = render_run_py({k: ({"num_inputs": 5} if k in MOVED else {}) for k in KERNELS})
+    commits = [CommitSpec("Add run.py", T0 - timedelta(days=1), {"benchmarks/run.py": before})]
+    for i in range(NIGHTS):
+        when = T0 + timedelta(days=i) - timedelta(hours=2)
+        if i == STEP:
+            commits.append(CommitSpec(harness, when - timedelta(hours=3), {"benchmarks/run.py": after}))
+        if i == BACK and reverted:
+            commits.append(CommitSpec(f'Revert "{harness}" (#911)', when - timedelta(hours=3),
+                                      {"benchmarks/run.py": before}))
+        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
+    built = build_repo(tmp_path / "helion", commits)
+    shas = [sha for sha, c in zip(built, commits) if c.subject.startswith("docs: night")]
+    _world(lite, shas, MOVED)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = _step_alerts(lite, shas)
+    if reverted:
+        assert got and {a["state"] for a in got} == {"ended"} and {a["cause"] for a in got} == {"method_change"}
+    else:
+        assert all(a["state"] == "retracted" for a in got)  # never raised, or withdrawn

@@ -207,9 +207,11 @@ class EventGatherer:
         min_sig = self.stages.cset.min_significance
         # a short excursion that came back is an event with an end only when many kernels of the
         # platform made it together (alone, or with a few, it is noise, as it always was), and
-        # then whatever explains it: a machine that came back, or a change reverted a few
-        # nights later (a regression whose culprit is in the window, a harness edit undone)
-        episode = len(ev.kernels) >= self.stages.cset.group_min_kernels
+        # something explains the end: a machine that came back, or a commit that undid the
+        # change as the level came back (a regression reverted three nights later). Several
+        # kernels out for a few nights with neither is no more than a bad stretch.
+        episode = len(ev.kernels) >= self.stages.cset.group_min_kernels and (
+            v.cause == "hardware" or ev.revert is not None)
         short = self.stages.dset.revert_nights
         blips = frozenset(move_key(m) for m in group.moves
                           if m.state == "ended" and m.nights_after <= short and not episode)
