@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
+    COMPILE_MECHANISMS,
     GLOBAL_METHOD_FACTS,
     KERNEL_METHOD_FACTS,
     METHOD_MECHANISMS,
@@ -27,9 +28,7 @@ from service.classify.metrics import is_speedup
 from service.domain import MoveState
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, CAUSE_WORDS
 
-# what moves Helion's compile time alone: how long autotuning may search, how often each kernel
-# is run, the timer flags (`--measure-compile-time`). A baseline pin moves only the speedups.
-COMPILE_FACTS = ("autotune", "bench_command", "latency_mode")
+COMPILE_FACTS = tuple(fact for fact, _ in COMPILE_MECHANISMS)
 
 # which facts name the change commit of a cause/kind, most specific first
 _CHANGE_FACTS = {

@@ -94,6 +94,10 @@ class EventInput:
 
 
 MACHINE_FACTS = frozenset({"runner_label", "toolchain", "toolchain_pin"})
+# what moves Helion's compile time alone, and the kind each is: how long autotuning may search,
+# how often each kernel is run, the timer flags (`--measure-compile-time`). A baseline pin moves
+# only the speedups. Most telling first: it names both the kind and the change commit.
+COMPILE_MECHANISMS = (("autotune", "autotune"), ("bench_command", "harness"), ("latency_mode", "timer"))
 
 
 def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChange]) -> bool:
@@ -363,7 +367,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "shapes"
         if _is(by, "metrics", "compile_only"):
             # only compile time moved: what can move it (a baseline pin beside it moves speedups)
-            for fact, kind in (("autotune", "autotune"), ("bench_command", "harness"), ("latency_mode", "timer")):
+            for fact, kind in COMPILE_MECHANISMS:
                 if fact in kinds:
                     return kind
         if "baseline" in named or "baseline_pin" in kinds or attrs & {"baseline_label", "baselines"}:

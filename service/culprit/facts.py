@@ -583,12 +583,16 @@ def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: Sli
         for path in common:
             a, b = getattr(old, attr).get(path, set()), getattr(new, attr).get(path, set())
             if a != b and (a or b):
-                gone, came = a - b, b - a
-                out.append(FactChange(
-                    kind=kind, detail=f"{path}: {platform} {words} {_fmt(gone)} -> {_fmt(came)}",
-                    suggests=suggests, path=path, old=_fmt(gone), new=_fmt(came),
-                ))
+                out.append(_set_changed(kind, suggests, words, path, platform, a, b))
     return out
+
+
+def _set_changed(kind: str, suggests: str, words: str, path: str, platform: str,
+                 a: set[str], b: set[str]) -> FactChange:
+    """A fact whose values are a set read from one file: what left it and what came."""
+    gone, came = a - b, b - a
+    return FactChange(kind=kind, detail=f"{path}: {platform} {words} {_fmt(gone)} -> {_fmt(came)}",
+                      suggests=suggests, path=path, old=_fmt(gone), new=_fmt(came))
 
 
 # --- entry point ------------------------------------------------------------------------------
@@ -696,7 +700,5 @@ def toolchain_file_facts(path: str, old: str | None, new: str | None, platform: 
     for kind, suggests, words, a, b in (("toolchain_pin", "hardware", "toolchain pin", tool_a, tool_b),
                                         ("baseline_pin", "method_change", "baseline pins", base_a, base_b)):
         if a != b and a and b:
-            gone, came = a - b, b - a
-            out.append(FactChange(kind=kind, detail=f"{path}: {platform} {words} {_fmt(gone)} -> {_fmt(came)}",
-                                  suggests=suggests, path=path, old=_fmt(gone), new=_fmt(came)))
+            out.append(_set_changed(kind, suggests, words, path, platform, a, b))
     return out

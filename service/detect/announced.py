@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from service.detect.core import noise_sigma
+from service.detect.core import noise_sigma, segment_sse
 from service.detect.pooled import move_at
-from service.detect.series import _ref, direction_of, trend_points
+from service.detect.series import _ref, trend_points
 from service.detect.settings import DetectSettings
 from service.records import Move, SeriesData
 
@@ -56,12 +56,8 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
         z = (after - before) / (sigma * math.sqrt(math.pi / 2 * (1.0 / nb + 1.0 / na)))
         if abs(z) < s.min_significance or abs(math.expm1(after - before)) * 100.0 < s.min_change_pct:
             continue
-        m = move_at(sd, pts, j, abs(z), sigma, s)
-        if end < j + w:  # the level between the two steps, not the one after the second
-            level = float(np.median([p.value for p in pts[j:end]]))
-            m = dataclasses.replace(m, after=level, change_pct=(level - m.before) / m.before * 100.0,
-                                    direction=direction_of(sd.key.metric, m.before, level))
-        out.append(m)
+        # up to a later step: the level between the two, not the one after the second
+        out.append(move_at(sd, pts, j, abs(z), sigma, s, end=end))
         taken.append((night, j))
     return out
 
@@ -81,10 +77,10 @@ def onto_announced(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, kn
         return list(known)
     v = np.log(np.fromiter((p.value for p in pts), dtype=float, count=len(pts)))
     starts = sorted(index[m.first_bad.run_id] for m in known if m.first_bad.run_id in index)
+    seg = segment_sse(v)
 
     def sse(lo: int, t: int, hi: int) -> float:
-        a, b = v[lo:t], v[t:hi]
-        return float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum())
+        return seg(lo, t) + seg(t, hi)
 
     out = []
     for m in known:

@@ -94,6 +94,18 @@ def _predict(algo, y: np.ndarray, pen: float) -> list[int]:
     return [int(b) for b in bkps if 0 < int(b) < y.size]
 
 
+def segment_sse(x: np.ndarray):
+    """``sse(a, b)``: the squared deviations of ``x[a:b]`` from its mean, from cumulative sums
+    (O(1) a segment: the refinements below try every split near a change point)."""
+    c1 = np.concatenate(([0.0], np.cumsum(x)))
+    c2 = np.concatenate(([0.0], np.cumsum(x * x)))
+
+    def sse(a: int, b: int) -> float:
+        return float(c2[b] - c2[a] - (c1[b] - c1[a]) ** 2 / (b - a))
+
+    return sse
+
+
 def _refine(z: np.ndarray, coarse: list[int], s: DetectSettings) -> list[int]:
     """Exact positions for change points found on the coarse series (left to right).
 
@@ -101,11 +113,7 @@ def _refine(z: np.ndarray, coarse: list[int], s: DetectSettings) -> list[int]:
     least (l2, from cumulative sums), keeping every regime at least min_size long.
     """
     n, w = z.size, s.search_stride
-    c1 = np.concatenate(([0.0], np.cumsum(z)))
-    c2 = np.concatenate(([0.0], np.cumsum(z * z)))
-
-    def sse(a: int, b: int) -> float:
-        return float(c2[b] - c2[a] - (c1[b] - c1[a]) ** 2 / (b - a))
+    sse = segment_sse(z)
 
     out: list[int] = []
     for i, c in enumerate(coarse):
@@ -325,11 +333,7 @@ def _unpinned(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
     """
     if min_size <= 2 or not cps:
         return cps
-    c1 = np.concatenate(([0.0], np.cumsum(x)))
-    c2 = np.concatenate(([0.0], np.cumsum(x * x)))
-
-    def sse(a: int, b: int) -> float:
-        return float(c2[b] - c2[a] - (c1[b] - c1[a]) ** 2 / (b - a))
+    sse = segment_sse(x)
 
     out = list(cps)
     for i, c in enumerate(out):

@@ -206,11 +206,13 @@ def _peaks(strength: np.ndarray, radius: int) -> list[int]:
     return out
 
 
-def move_at(sd: SeriesData, pts, j: int, significance: float, sigma: float, s: DetectSettings) -> Move:
-    """A move of ``sd`` whose first bad point is ``pts[j]``, levels the medians of a window each side."""
+def move_at(sd: SeriesData, pts, j: int, significance: float, sigma: float, s: DetectSettings,
+            end: int | None = None) -> Move:
+    """A move of ``sd`` whose first bad point is ``pts[j]``, levels the medians of a window each
+    side (the one after stopping at ``end``, where another step begins)."""
     vals = [p.value for p in pts]
     before = float(np.median(vals[max(0, j - s.pooled_window):j]))
-    after = float(np.median(vals[j:j + s.pooled_window]))
+    after = float(np.median(vals[j:min(j + s.pooled_window, end if end is not None else len(vals))]))
     nights_after = len(pts) - j
     return Move(
         key=sd.key, last_good=_ref(pts[j - 1]), first_bad=_ref(pts[j]), before=before, after=after,
