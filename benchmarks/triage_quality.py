@@ -27,7 +27,28 @@ from benchmarks.anchors import hud_rule, naive_procedure
 RESULTS = Path(__file__).resolve().parent / "results" / "triage_quality.json"
 HEADLINE = ("helion_speedup_geomean", "geomean")
 # the groups of worlds in the table, in its order (`main` says which builder makes each)
-GROUPS = ("ours", "blind", "heldout", "fresh", "newest", "setE", "setF", "setG")
+# each blind set: the letter of its seeds option (--blind-<letter>-seeds; A's has none), its
+# builder, default seeds, group name in the table, and what it is
+BLIND_SETS = (
+    ("", "tests.blind_worlds", "1,2,3", "blind", "the first blind set (tests/blind_worlds), now a development set"),
+    ("b", "tests.blind_worlds_b", "11,12,13", "heldout",
+     "the second, held-out blind set (tests/blind_worlds_b), written later by another helper"),
+    ("c", "tests.blind_worlds_c", "21,22,23", "fresh",
+     "the third blind set (tests/blind_worlds_c), written blind by a later helper: fresh data"),
+    ("d", "tests.blind_worlds_d", "31,32,33", "newest",
+     "the fourth blind set (tests/blind_worlds_d), written blind by a helper in the session it is first "
+     "measured in, windows ending Feb, May and Aug 2026: the newest data"),
+    ("e", "tests.blind_worlds_e", "41,42,43", "setE",
+     "the fifth blind set (tests/blind_worlds_e), written blind by a helper in the session it is first "
+     "measured in (windows ending Apr, Jul and Aug 2026)"),
+    ("f", "tests.blind_worlds_f", "51,52,53", "setF",
+     "the sixth blind set (tests/blind_worlds_f), written blind by a helper in the third session of "
+     "2026-12-06, the one it is first measured in"),
+    ("g", "tests.blind_worlds_g", "61,62,63", "setG",
+     "the seventh blind set (tests/blind_worlds_g), written blind by a helper in the fourth session of "
+     "2026-12-06, the one it is first measured in"),
+)
+GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
 
 
@@ -365,23 +386,8 @@ def _fixed_hash_seed() -> None:
 def main() -> int:
     _fixed_hash_seed()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--blind-seeds", default="1,2,3")
-    ap.add_argument("--blind-b-seeds", default="11,12,13",
-                    help="the second, held-out blind set (tests/blind_worlds_b), written later by another helper")
-    ap.add_argument("--blind-c-seeds", default="21,22,23",
-                    help="the third blind set (tests/blind_worlds_c), written blind by a later helper: fresh data")
-    ap.add_argument("--blind-d-seeds", default="31,32,33",
-                    help="the fourth blind set (tests/blind_worlds_d), written blind by a helper in the "
-                         "session it is first measured in, windows ending Feb, May and Aug 2026: the newest data")
-    ap.add_argument("--blind-e-seeds", default="41,42,43",
-                    help="the fifth blind set (tests/blind_worlds_e), written blind by a helper in the session "
-                         "it is first measured in (windows ending Apr, Jul and Aug 2026)")
-    ap.add_argument("--blind-f-seeds", default="51,52,53",
-                    help="the sixth blind set (tests/blind_worlds_f), written blind by a helper in the third "
-                         "session of 2026-12-06, the one it is first measured in")
-    ap.add_argument("--blind-g-seeds", default="61,62,63",
-                    help="the seventh blind set (tests/blind_worlds_g), written blind by a helper in the fourth "
-                         "session of 2026-12-06, the one it is first measured in")
+    for letter, _, seeds, _, words in BLIND_SETS:
+        ap.add_argument(f"--blind{'-' + letter if letter else ''}-seeds", default=seeds, help=words)
     ap.add_argument("--our-seeds", default="101,202")
     ap.add_argument("--our-nightlies", type=int, default=200)
     ap.add_argument("--results", type=Path, default=RESULTS, help="where the JSON goes")
@@ -400,13 +406,8 @@ def main() -> int:
             runs.append(evaluate(f"ours-{seed}", w, work, max(20, len(w.nights) - args.replay)))
             _progress(runs[-1])
         # each blind set: its builder (imported only when asked for), seeds, group name, folder
-        sets = (("tests.blind_worlds", args.blind_seeds, "blind", "blind"),
-                ("tests.blind_worlds_b", args.blind_b_seeds, "heldout", "blindb"),
-                ("tests.blind_worlds_c", args.blind_c_seeds, "fresh", "blindc"),
-                ("tests.blind_worlds_d", args.blind_d_seeds, "newest", "blindd"),
-                ("tests.blind_worlds_e", args.blind_e_seeds, "setE", "blinde"),
-                ("tests.blind_worlds_f", args.blind_f_seeds, "setF", "blindf"),
-                ("tests.blind_worlds_g", args.blind_g_seeds, "setG", "blindg"))
+        sets = [(module, getattr(args, f"blind{'_' + letter if letter else ''}_seeds"), group, f"blind{letter}")
+                for letter, module, _, group, _ in BLIND_SETS]
         for module, seeds, group, folder in sets:
             for seed in [int(s) for s in seeds.split(",") if s]:
                 w = importlib.import_module(module).build_world(seed, work / f"{folder}-{seed}")
