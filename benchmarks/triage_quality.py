@@ -47,6 +47,9 @@ BLIND_SETS = (
     ("g", "tests.blind_worlds_g", "61,62,63", "setG",
      "the seventh blind set (tests/blind_worlds_g), written blind by a helper in the fourth session of "
      "2026-12-06, the one it is first measured in"),
+    ("h", "tests.blind_worlds_h", "71,72,73", "setH",
+     "the eighth blind set (tests/blind_worlds_h), written blind by a helper in the fifth session of "
+     "2026-12-06, the one it is first measured in (windows ending Mar, Jun and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
