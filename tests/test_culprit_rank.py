@@ -53,8 +53,8 @@ def _window(commits: list[CommitInfo]) -> CommitWindow:
     return CommitWindow(commits[0].full_sha, commits[-1].full_sha, tuple(commits))
 
 
-def _score(c: CommitInfo, platform: str, rules, kernels: tuple[str, ...] = ("rms_norm",)):
-    (r,) = rank_commits(CommitWindow(c.full_sha, c.full_sha, (c,)), platform, kernels, rules)
+def _score(c: CommitInfo, platform: str, rules, kernels: tuple[str, ...] = ("rms_norm",), source: str = "dashboard"):
+    (r,) = rank_commits(CommitWindow(c.full_sha, c.full_sha, (c,)), platform, kernels, rules, source=source)
     return r
 
 
@@ -76,7 +76,9 @@ def test_real_cute_window_ranks_cute_first_for_b200_cute_and_discounts_it_for_tp
     start = next(i for i, c in enumerate(history) if c.full_sha.startswith("a152d7525b"))  # [CuTe] Model flash ...
     window = _window(history[start - 10 : start + 20])
     cute = {c.full_sha for c in window.commits if _tagged(c, {"cute", "cutedsl"})}
-    pallas = {c.full_sha for c in window.commits if _tagged(c, {"pallas", "pallas-tpu", "tpu"})}
+    # (a [pallas] commit that only adds a pretuned kernel changes nothing the dashboard runs)
+    pallas = {c.full_sha for c in window.commits if _tagged(c, {"pallas", "pallas-tpu", "tpu"})
+              and not all(f.startswith(("pretuned_kernels/", "test/")) for f in c.files)}
     assert len(cute) >= 4 and len(pallas) >= 3
 
     ranked = rank_commits(window, "b200_cute", ("flash_attention",), rules)
@@ -326,8 +328,8 @@ def test_a_commit_that_touches_the_moved_kernels_own_files_is_not_another_slices
     pretuned kernel on b200 it is direct evidence, not a CuTe commit to discount; for another
     kernel the tag still says "another slice"."""
     c = _by_sha(history, "8379fd86")
-    mine = _score(c, "b200", rules, ("rms_norm_per_block_quant",))
-    other = _score(c, "b200", rules, ("softmax",))
+    mine = _score(c, "b200", rules, ("rms_norm_per_block_quant",), "pretuned")
+    other = _score(c, "b200", rules, ("softmax",), "pretuned")
     assert "names kernel rms_norm_per_block_quant" in mine.reasons
     assert not any(r.startswith("other slice") for r in mine.reasons)
     assert any(r.startswith("other slice") for r in other.reasons)
@@ -447,3 +449,24 @@ def test_a_harness_commit_says_in_its_subject_whether_it_changed_a_timer(history
     from service.culprit.rank import names_timer
 
     assert names_timer(_by_sha(history, prefix), rules) is timer
+
+
+def test_the_pretuned_suites_own_files_are_no_culprit_of_a_dashboard_move(history, rules):
+    """df7ebeab added a torch.compile baseline to every pretuned kernel (pretuned_kernels/rms_norm/
+    rms_norm.py, ...): it names the pretuned rms_norm, and the dashboard's rms_norm never runs
+    it. For a dashboard move the autotuner commit of the same window leads and df7ebeab is
+    neither culprit nor harness change; for the pretuned rms_norm it is still its kernel's file."""
+    suite, tuner = _by_sha(history, "df7ebeab"), _by_sha(history, "e26d4df5")
+    window = _window([suite, tuner])
+    dash = rank_commits(window, "h100", ("rms_norm", "welford"), rules)
+    assert dash[0].full_sha == tuner.full_sha
+    low = next(r for r in dash if r.full_sha == suite.full_sha)
+    assert low.score < 0.1 and any("only the pretuned suite" in why for why in low.reasons)
+    pret = rank_commits(window, "h100", ("rms_norm",), rules, source="pretuned")
+    assert any("names kernel rms_norm" in why for why in next(r for r in pret if r.full_sha == suite.full_sha).reasons)
+    # the pretuned timer (52326a08's L2 clearing) changed how the pretuned suite measures, not the dashboard
+    timer = _by_sha(history, "52326a08")
+    bench = dataclasses.replace(timer, files=("pretuned_kernels/_bench.py", ".github/workflows/benchmark_pretuned.yml"))
+    only = _window([bench])
+    assert find_change_commit(only, "harness", rules, "h100") is None
+    assert find_change_commit(only, "harness", rules, "h100", source="pretuned").full_sha == timer.full_sha

@@ -224,14 +224,17 @@ def _other_device(subject: str, tags: list[str], sl: _Slices) -> str | None:
 
 
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
-           rules: SliceRules, sl: _Slices) -> tuple[float, float, list[str]]:
+           rules: SliceRules, sl: _Slices, source: str = "dashboard") -> tuple[float, float, list[str]]:
     """(score, rank key, reasons) of one commit; the rank key is the score before the cap at 1.
     ``names`` ((base, words, stems) per kernel) and ``families`` are the same for every commit
-    of a window, so `rank_commits` works them out once."""
+    of a window, so `rank_commits` works them out once. A dashboard move reads only the files
+    its nightly runs: the pretuned suite's own (`rules.pretuned_suite`) are left out."""
     w = rules.weights
     reasons: list[str] = []
     tags = subject_tags(c.subject)
-    classes = {f: classify_file(f, rules) for f in c.files}
+    files = c.files if source == "pretuned" else tuple(
+        f for f in c.files if not _matching_prefix(f, rules.pretuned_suite.paths))
+    classes = {f: classify_file(f, rules) for f in files}
     code = [f for f, k in classes.items() if k == "code"]
     raw = 0.0
 
@@ -242,7 +245,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     if own_tag:
         raw += w.tag
         reasons.append(f"subject tag [{_as_written(c.subject, own_tag)}] matches {platform}")
-    own_path = next((p for f in c.files if (p := _matching_prefix(f, sl.own.paths))), None)
+    own_path = next((p for f in files if (p := _matching_prefix(f, sl.own.paths))), None)
     if own_path:
         raw += w.path
         reasons.append(f"touches {own_path}")
@@ -262,7 +265,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     named = None
     for base, words, stems in names:
         word = _first_mention(c.subject, words)
-        if word or any(_names_kernel_file(f, stems) for f in c.files):
+        if word or any(_names_kernel_file(f, stems) for f in files):
             named = base
             break
     own_family = False
@@ -273,7 +276,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         for fam_name in families:
             fam = rules.families[fam_name]
             word = _first_mention(c.subject, fam.words)
-            fpath = next((f for f in c.files if _matching_prefix(f, fam.paths)), None)
+            fpath = next((f for f in files if _matching_prefix(f, fam.paths)), None)
             if word or fpath:
                 raw += w.family
                 own_family = True
@@ -284,17 +287,17 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         for fam_name, fam in rules.families.items():
             if fam_name in families:
                 continue
-            if _first_mention(c.subject, fam.words) or any(_matching_prefix(f, fam.paths) for f in c.files):
+            if _first_mention(c.subject, fam.words) or any(_matching_prefix(f, fam.paths) for f in files):
                 other_family = fam_name
                 break
 
     factor = 1.0
     # touching the moved kernel's own files (its example, its pretuned folder and configs) is
     # evidence about this move whatever slice the commit is tagged for
-    own_files = any(_names_kernel_file(f, stems) for _, _, stems in names for f in c.files)
+    own_files = any(_names_kernel_file(f, stems) for _, _, stems in names for f in files)
     own_evidence = bool(own_tag or own_path or own_files)
     other_tag = next((t for t in tags if t in sl.other_tags), None)
-    other_path = next((p for f in c.files if (p := _matching_prefix(f, sl.other_paths))), None)
+    other_path = next((p for f in files if (p := _matching_prefix(f, sl.other_paths))), None)
     other_hint = None if (own_evidence or hint) else _first_mention(c.subject, sl.other_hints)
     # the subject names another device or backend and never this one ("[sm100] ... B200" for an
     # H100 move): the author meant that machine, even where the touched paths are shared
@@ -329,6 +332,9 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     kinds = set(classes.values())
     if not c.files:
         reasons.append("no touched files recorded")
+    elif len(files) < len(c.files) and kinds <= {"docs", "tests"}:
+        factor *= w.docs_only
+        reasons.append("changes only the pretuned suite, which the dashboard does not run: discounted")
     elif kinds == {"docs"}:
         factor *= w.docs_only
         reasons.append("docs-only: discounted")
@@ -350,7 +356,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
 
 def rank_commits(
     window: CommitWindow, platform_short: str, kernels: tuple[str, ...], rules: SliceRules | None = None,
-    lines_for: Callable[[set[str]], CommitWindow] | None = None,
+    lines_for: Callable[[set[str]], CommitWindow] | None = None, source: str = "dashboard",
 ) -> list[RankedCommit]:
     """Every commit of the window scored for this platform's move, best first (ties: the one that
     changed more Helion code, then newest first). A window read without line counts asks
@@ -362,7 +368,7 @@ def rank_commits(
     families = _families_of(kernels, rules)
     keys = []
     for c in window.commits:
-        score, key, reasons = _score(c, platform_short, names, families, rules, sl)
+        score, key, reasons = _score(c, platform_short, names, families, rules, sl, source)
         keys.append((round(key, 6), score, tuple(reasons)))
     if lines_for is not None:
         tied = Counter(k for k, _, _ in keys)
@@ -453,15 +459,16 @@ def other_suites(commit: CommitInfo, suite: str | None, rules: SliceRules) -> bo
 
 def find_change_commit(
     window: CommitWindow, kind: Literal["harness", "runner"], rules: SliceRules | None = None,
-    platform_short: str | None = None, suite: str | None = None,
+    platform_short: str | None = None, suite: str | None = None, source: str = "dashboard",
 ) -> RankedCommit | None:
     """The window's commit that most likely changed the harness (method) or runner (hardware).
 
     ``platform_short`` scopes it: a commit whose subject speaks only of another platform
     ("Limit unstable MI350 input sweeps" for an H100 move) changed that platform's benchmark.
     ``suite`` (the move's track's baseline label) scopes a harness commit the same way to the
-    suites of `rules.suites` (`other_suites`). None when no commit reaches
-    ``weights.change_threshold``. Ties: newest first.
+    suites of `rules.suites` (`other_suites`), and ``source`` to what its nightly runs: a commit
+    that changes only the pretuned suite's files changed nothing the dashboard measures. None
+    when no commit reaches ``weights.change_threshold``. Ties: newest first.
     """
     if kind not in ("harness", "runner"):
         raise ValueError(f"kind must be 'harness' or 'runner', not {kind!r}")
@@ -472,6 +479,8 @@ def find_change_commit(
         if sl is not None and _other_device(c.subject, subject_tags(c.subject), sl):
             continue
         if kind == "harness" and other_suites(c, suite, rules):
+            continue
+        if source != "pretuned" and c.files and all(_matching_prefix(f, rules.pretuned_suite.paths) for f in c.files):
             continue
         score, reasons = change_score(c, kind, rules)
         if score < rules.weights.change_threshold:

@@ -147,6 +147,8 @@ class SliceRules(_Model):
     families: dict[str, Family] = Field(default_factory=dict)
     # keyed by the suite's baseline label, which its tracks publish (`Track.baseline_label`)
     suites: dict[str, Suite] = Field(default_factory=dict)
+    # the pretuned suite's own files: only its nightly runs them, never the dashboard's
+    pretuned_suite: PathClass = PathClass()
     # memo for derived lookups (file classes, other-slice sets); never part of the rules' value
     _memo: dict = PrivateAttr(default_factory=dict)
 
