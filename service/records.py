@@ -205,6 +205,9 @@ class FactChange:
     kernels: tuple[str, ...] | None = None
     # the commit in the window that made the change, once attributed (40 hex)
     commit: str | None = None
+    # the suite with a job of its own (`[suites]` of slices.toml) whose step the fact was read
+    # from: it is about that suite's kernels only (None: every kernel of the platform)
+    suite: str | None = None
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def test_kernels_whose_stored_shapes_changed_across_the_step_are_split_off():
     lists = {(i, 1): same for i in range(4)}
     lists.update({(0, 2): more, (1, 2): more, (2, 2): same, (3, 2): same})  # e (4): never stored
     view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes(lists), suite={})
-    stages = SimpleNamespace(facts=lambda m: (), rules=SimpleNamespace(suites={}))
+    stages = SimpleNamespace(facts=lambda m, suite=None: (), rules=SimpleNamespace(suites={}))
     groups = group_moves(moves, part_of(stages, view))
     assert [(g.part, g.kernels) for g in groups] == [("", ("c", "d", "e")), ("own_method", ("a", "b"))]
     # `investigate` splits only the platform asked about
@@ -105,7 +105,7 @@ def test_kernels_of_a_suite_with_its_own_job_are_their_own_event():
     refs = [SimpleNamespace(key=m.key, track_id=i) for i, m in enumerate(moves)]
     view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes({}),
                            suite={0: None, 1: "liger", 2: None, 3: "FLA", 4: "FLA"})
-    stages = SimpleNamespace(facts=lambda m: (), rules=load_rules())
+    stages = SimpleNamespace(facts=lambda m, suite=None: (), rules=load_rules())
     groups = group_moves(moves, part_of(stages, view))
     assert sorted((g.part, g.kernels) for g in groups) == [
         ("", ("jsd", "softmax", "sum")), ("suite FLA", ("full_gla", "simple_gla"))]

@@ -3,6 +3,7 @@ scoped to the platform and kernel it is about, and attributed to the commit that
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -67,10 +68,7 @@ def test_a_platforms_own_toolchain_pin_is_a_machine_change_and_names_its_commit(
     facts = [f for f in repo_fact_changes(helion_clone, lg, fb, platform, "softmax") if f.path == path]
     assert [f.kind for f in facts] == ["toolchain_pin"] and facts[0].suggests == "hardware", facts
     assert not [f for f in repo_fact_changes(helion_clone, lg, fb, not_on, "softmax") if f.kind.startswith("toolchain")]
-    when = datetime(2026, 6, 1, tzinfo=timezone.utc)
-    key = SeriesKey("dashboard", platform, "softmax", "helion_speedup_geomean")
-    move = Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.9), 1.0, 0.9, -10.0,
-                "regression", 20.0, "confirmed", 5, 0.01)
+    move = _move(lg, fb, platform, "softmax")
     stages = Stages(load_settings(), helion_clone)
     commit = stages.attribute(move, facts[0])
     assert commit is not None and commit.full_sha == _full(helion_clone, sha)
@@ -92,9 +90,36 @@ def test_autotune_seed_set_inside_the_nightlys_env_string_is_a_method_fact(helio
     facts = [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", "softmax") if f.kind == "autotune"]
     assert [f.new for f in facts] == ["HELION_AUTOTUNE_RANDOM_SEED=123456"]
     assert facts[0].path.endswith("benchmark_nightly.yml") and facts[0].suggests == "method_change"
-    for sha in ("863a7cbf", "70ec581a"):
+    assert facts[0].suite is None
+    lg, fb = _around(helion_clone, "863a7cbf")
+    assert "autotune" not in _kinds(repo_fact_changes(helion_clone, lg, fb, "h100", "softmax"))
+    lg, fb = _around(helion_clone, "70ec581a")
+    tuning = [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", "softmax") if f.kind == "autotune"]
+    assert [(f.suite, f.new) for f in tuning] == [("FLA", "HELION_AUTOTUNE_CACHE=AOTAutotuneCache")]
+
+
+def _move(lg: str, fb: str, platform: str, kernel: str) -> Move:
+    when = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    key = SeriesKey("dashboard", platform, kernel, "helion_speedup_geomean")
+    return Move(key, RunRef("1", lg[:8], lg, when, 1.0), RunRef("2", fb[:8], fb, when, 0.9), 1.0, 0.9, -10.0,
+                "regression", 20.0, "confirmed", 5, 0.01)
+
+
+def test_a_suites_own_steps_set_that_suites_measurement_only(helion_clone):
+    """e848ca15 installs torch 2.12.1 in a step that runs only for the linear-attention suite
+    (`if: inputs.suite == 'linattn'`), and 70ec581a puts the AOT cache on the step that runs
+    `python -m benchmarks.run_linattn`: facts of the FLA suite's kernels, not of softmax's."""
+    from service.pipeline.detect_pass import Stages
+
+    lg, fb = _around(helion_clone, "e848ca15")
+    pins = [f for f in repo_fact_changes(helion_clone, lg, fb, "h100", "softmax") if f.kind == "baseline_pin"]
+    assert pins and {f.suite for f in pins} == {"FLA"} and "torch==2.12.1" in pins[0].new
+    stages = Stages(load_settings(), helion_clone)
+    for sha, kind in (("e848ca15", "baseline_pin"), ("70ec581a", "autotune")):
         lg, fb = _around(helion_clone, sha)
-        assert "autotune" not in _kinds(repo_fact_changes(helion_clone, lg, fb, "h100", "softmax")), sha
+        move = _move(lg, fb, "h100", "softmax")
+        assert kind not in _kinds(stages.facts(move)), sha
+        assert kind in _kinds(stages.facts(move, "FLA")), sha
 
 
 def test_running_each_kernel_once_instead_of_twice_is_a_change_of_the_benchmark_command(helion_clone):
@@ -223,3 +248,23 @@ def test_run_py_tables_read_alone_equal_the_whole_file_parsed_on_the_real_run_py
         whole = next((v for n, v in hf.top_level_assignments(ast.parse(text)) if n == "KERNEL_MAPPINGS"), None)
         assert (ast.dump(alone) if alone else None) == (ast.dump(whole) if whole else None), sha
         assert hf.literal_of(text, "KERNEL_METRIC_MAPPINGS") == hf.module_literals(text).get("KERNEL_METRIC_MAPPINGS"), sha
+
+
+def test_a_pretuned_kernels_regenerated_configs_are_read_for_the_device_they_were_made_for(helion_clone):
+    """52326a08 changed the pretuned timer for every kernel and regenerated silu_mul_fp8's sm90
+    configs: a config fact for silu_mul_fp8 on H100 (the sm90 machine) only, the timer fact on
+    both; and the config fact names its commit."""
+    from service.culprit.window import commit_window
+
+    lg, fb = _around(helion_clone, "52326a08")
+    touched = commit_window(helion_clone, lg, fb, 100).touched_paths
+    h100 = {f.kind: f for f in repo_fact_changes(helion_clone, lg, fb, "h100", "silu_mul_fp8", source="pretuned",
+                                                 changed_paths=touched)}
+    b200 = {f.kind for f in repo_fact_changes(helion_clone, lg, fb, "b200", "silu_mul_fp8", source="pretuned",
+                                              changed_paths=touched)}
+    assert {"pretuned_config", "pretuned_timer"} <= set(h100) and h100["pretuned_config"].kernels == ("silu_mul_fp8",)
+    assert "pretuned_timer" in b200 and "pretuned_config" not in b200
+    move = dataclasses.replace(_move(lg, fb, "h100", "silu_mul_fp8"),
+                               key=SeriesKey("pretuned", "h100", "silu_mul_fp8", "geomean"))
+    commit = Stages(load_settings(), helion_clone).attribute(move, h100["pretuned_config"])
+    assert commit is not None and commit.full_sha == _full(helion_clone, "52326a08")

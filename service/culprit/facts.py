@@ -12,8 +12,8 @@ import ast
 from functools import lru_cache
 import re
 from pathlib import Path, PurePosixPath
-from dataclasses import dataclass, field, fields
-from typing import Any, Iterable, Iterator
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 
@@ -264,12 +264,14 @@ _MAX_NODES = 50_000  # YAML aliases can make a small file a huge (or cyclic) tre
 
 
 def _walk(
-    node: Any, platform: str | None, depth: int = 0, budget: list[int] | None = None
-) -> Iterator[tuple[str | None, str, Any]]:
-    """Yield (platform or None, key, value) for every keyed leaf of a workflow tree.
+    node: Any, platform: str | None, depth: int = 0, budget: list[int] | None = None,
+    suite_of: Callable[[dict], str | None] | None = None, suite: str | None = None,
+) -> Iterator[tuple[str | None, str | None, str, Any]]:
+    """Yield (platform or None, suite or None, key, value) for every keyed leaf of a workflow tree.
 
     The platform comes from the nearest enclosing mapping with an ``alias`` (plus ``backend``),
-    so matrix ``include`` entries and reusable-workflow ``with:`` blocks are both understood.
+    so matrix ``include`` entries and reusable-workflow ``with:`` blocks are both understood;
+    the suite from the nearest mapping (a step) that ``suite_of`` gives one.
     """
     budget = budget if budget is not None else [_MAX_NODES]
     budget[0] -= 1
@@ -277,14 +279,15 @@ def _walk(
         return
     if isinstance(node, dict):
         here = _platform_of(node, platform)
+        mine = (suite_of(node) if suite_of is not None else None) or suite
         for k, v in node.items():
             if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v)):
-                yield from _walk(v, here, depth + 1, budget)
+                yield from _walk(v, here, depth + 1, budget, suite_of, mine)
             elif isinstance(k, str):
-                yield here, k, v
+                yield here, mine, k, v
     elif isinstance(node, list):
         for item in node:
-            yield from _walk(item, platform, depth + 1, budget)
+            yield from _walk(item, platform, depth + 1, budget, suite_of, suite)
 
 
 def _label_platforms(value: str, rules: SliceRules) -> set[str]:
@@ -356,36 +359,53 @@ def bench_invocations(text: str) -> list[str]:
     return out
 
 
-def _runs_a_suite(step: str, rules: SliceRules) -> bool:
-    """Does this workflow string run a harness file of a suite with a job of its own (by path or
-    as a module: `python -m benchmarks.run_linattn`)?"""
-    for s in rules.suites.values():
-        for path in s.paths:
-            module = path.removesuffix(".py").replace("/", ".")
-            if path in step or module in step:
-                return True
-    return False
+_SUITE_IS = re.compile(r"suite\s*==\s*['\"]([^'\"]+)['\"]")
+
+
+def _suite_of_step(node: dict, rules: SliceRules) -> str | None:
+    """The suite (`rules.suites`) a workflow step belongs to, when it has a job of its own: the
+    step runs one of the suite's harness files (by path or as a module: `python -m
+    benchmarks.run_linattn`), or runs only for it (``if: inputs.suite == 'linattn'``, a word
+    of the suite). What such a step sets (e848ca15's torch pin for FLA, 70ec581a's AOT cache)
+    is how that suite is measured, not the platform's other kernels."""
+    run, cond = node.get("run"), node.get("if")
+    for name, suite in rules.suites.items():
+        if isinstance(run, str):
+            for path in suite.paths:
+                if path in run or path.removesuffix(".py").replace("/", ".") in run:
+                    return name
+        if isinstance(cond, str):
+            named = {m.lower() for m in _SUITE_IS.findall(cond)}
+            if named & set(suite.words):
+                return name
+    return None
+
+
+# (workflow path, suite or None): the key of every table of settings; a suite's own steps are
+# kept apart from the platform's (`_suite_of_step`)
+Where = tuple[str, str | None]
 
 
 @dataclass
 class WorkflowSettings:
-    """What the benchmark workflows say about one platform, keyed by workflow path.
+    """What the benchmark workflows say about one platform, keyed by (workflow path, suite).
 
     runners/tools describe the machine (hardware); pins, tuning and timers describe how the
     numbers are measured (the method): torch/triton pins define the baselines, HELION_AUTOTUNE_*
-    which config Helion runs, and the command's timer flags which clock is read.
+    which config Helion runs, and the command's timer flags which clock is read. The method's
+    tables are kept per suite where a step runs only for one (its own job's kernels).
     """
 
-    runners: dict[str, set[str]] = field(default_factory=dict)
-    tools: dict[str, set[str]] = field(default_factory=dict)
-    pins: dict[str, set[str]] = field(default_factory=dict)
-    tuning: dict[str, set[str]] = field(default_factory=dict)
-    timers: dict[str, set[str]] = field(default_factory=dict)
-    commands: dict[str, set[str]] = field(default_factory=dict)  # run.py invocations (`bench_invocations`)
+    runners: dict[Where, set[str]] = field(default_factory=dict)
+    tools: dict[Where, set[str]] = field(default_factory=dict)
+    pins: dict[Where, set[str]] = field(default_factory=dict)
+    tuning: dict[Where, set[str]] = field(default_factory=dict)
+    timers: dict[Where, set[str]] = field(default_factory=dict)
+    commands: dict[Where, set[str]] = field(default_factory=dict)  # run.py invocations (`bench_invocations`)
 
 
-def _add(table: dict[str, set[str]], path: str, value: str) -> None:
-    table.setdefault(path, set()).add(value)
+def _add(table: dict[Where, set[str]], where: Where, value: str) -> None:
+    table.setdefault(where, set()).add(value)
 
 
 def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -> WorkflowSettings:
@@ -401,19 +421,20 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
                 continue
             jn = str(job_name).lower().replace("-", "_")
             job_platform = next((p for p in by_len if jn.endswith(p)), None)
-            for plat, key, value in _walk(job, job_platform):
+            for plat, suite, key, value in _walk(job, job_platform, suite_of=lambda n: _suite_of_step(n, rules)):
                 mine = plat is None or plat == platform
+                at: Where = (path, suite)
                 if isinstance(key, str) and key.startswith("HELION_AUTOTUNE"):
                     if not _tunes(key):
                         continue
                     text = _scalar(value)
                     if mine and text is not None:
-                        _add(out.tuning, path, f"{key}={text}")
+                        _add(out.tuning, at, f"{key}={text}")
                     continue
                 if key in _BASELINE_KEYS:
                     text = _scalar(value)
                     if mine and text:
-                        _add(out.pins, path, f"{key}: {text}")
+                        _add(out.pins, at, f"{key}: {text}")
                     continue
                 if key in _RUNNER_KEYS or key in _TOOLCHAIN_KEYS or key == "container":
                     text = _scalar(value)
@@ -422,34 +443,32 @@ def _workflow_settings(docs: dict[str, Any], platform: str, rules: SliceRules) -
                     if key in _RUNNER_KEYS:
                         targets = {plat} if plat else _label_platforms(text, rules)
                         if platform in targets:
-                            _add(out.runners, path, text)
+                            _add(out.runners, (path, None), text)
                         continue
                     name = "image" if key == "container" else key
                     if (plat == platform) or (plat is None and _family_applies(text, platform)):
-                        _add(out.tools, path, f"{name}: {text}")
+                        _add(out.tools, (path, None), f"{name}: {text}")
                     continue
                 if not isinstance(value, str) or not mine:
                     continue
                 for m in _TIMER_FLAG.finditer(value):
-                    _add(out.timers, path, " ".join(m.group(0).split()))
-                # a step that runs a suite's own harness (`rules.suites`: 70ec581a's AOT cache on
-                # the linear-attention step, gated to h100 in shell) sets that suite's knobs, not
-                # every kernel's of the platform: facts have no suite
-                for m in () if _runs_a_suite(value, rules) else _AUTOTUNE_ASSIGN.finditer(value):
+                    _add(out.timers, at, " ".join(m.group(0).split()))
+                # the same knobs set inside a string (a command's env prefix, the nightly's env_vars)
+                for m in _AUTOTUNE_ASSIGN.finditer(value):
                     if _tunes(m.group(1)):
-                        _add(out.tuning, path, f"{m.group(1)}={m.group(2)}")
+                        _add(out.tuning, at, f"{m.group(1)}={m.group(2)}")
                 calls = bench_invocations(value)
                 for n, call in enumerate(calls):  # two identical calls are two runs of each kernel
-                    _add(out.commands, path, call if n == 0 or call not in calls[:n] else f"{call} (again)")
+                    _add(out.commands, at, call if n == 0 or call not in calls[:n] else f"{call} (again)")
                 for m in _BASELINE_PIN.finditer(value):
                     pin = m.group(0)
                     if plat == platform or _family_applies(pin, platform):
-                        _add(out.pins, path, pin)
+                        _add(out.pins, at, pin)
                 for pat in (_RUNTIME_PIN, *_PIN_PATTERNS[1:]):
                     for m in pat.finditer(value):
                         pin = m.group(0)
                         if plat == platform or _family_applies(pin, platform):
-                            _add(out.tools, path, pin)
+                            _add(out.tools, (path, None), pin)
     return out
 
 
@@ -566,7 +585,7 @@ def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: Sli
     new = _merged(_file_settings(p, texts_new[p], platform, rules) for p in common)
     out: list[FactChange] = []
     for path in common:
-        a, b = old.runners.get(path, set()), new.runners.get(path, set())
+        a, b = old.runners.get((path, None), set()), new.runners.get((path, None), set())
         if a != b and a and b:
             out.append(FactChange(
                 kind="runner_label", detail=f"{path}: {platform} runner label {_fmt(a)} -> {_fmt(b)}",
@@ -580,10 +599,13 @@ def _read_workflow_facts(repo: Path, lg: str, fb: str, platform: str, rules: Sli
         ("bench_command", "method_change", "benchmark invocations", "commands"),
     )
     for kind, suggests, words, attr in specs:
-        for path in common:
-            a, b = getattr(old, attr).get(path, set()), getattr(new, attr).get(path, set())
+        tables = getattr(old, attr), getattr(new, attr)
+        for path, suite in sorted({w for t in tables for w in t if w[0] in common}, key=lambda w: (w[0], w[1] or "")):
+            a, b = tables[0].get((path, suite), set()), tables[1].get((path, suite), set())
             if a != b and (a or b):
-                out.append(_set_changed(kind, suggests, words, path, platform, a, b))
+                fact = _set_changed(kind, suggests, words if suite is None else f"{suite} suite's {words}",
+                                    path, platform, a, b)
+                out.append(replace(fact, suite=suite) if suite is not None else fact)
     return out
 
 
@@ -652,7 +674,8 @@ def _fact_changes(
     if source == "pretuned":
         out += hf.pretuned_facts(lambda sha, path: _show(repo, sha, path), lg, fb, kernel,
                                  set(changed) if changed is not None else {
-                                     hf.pretuned_kernel_file(kernel), hf.PRETUNED_BENCH})
+                                     hf.pretuned_kernel_file(kernel), hf.PRETUNED_BENCH},
+                                 devices=rules.platform(platform_short).hints if rules is not None else None)
     else:
         if _touched(changed, RUN_PY):
             out += _run_py_facts(*pair(RUN_PY), kernel)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -209,11 +209,24 @@ def pretuned_kernel_file(kernel: str) -> str:
     return f"{PRETUNED_DIR}/{kernel}/{kernel}.py"
 
 
-def pretuned_facts(show: Show, lg: str, fb: str, kernel: str, changed_paths: set[str]) -> list[FactChange]:
+_SM = re.compile(r"_(sm_?\d+[a-z]?|gfx\d+)\.py$")
+
+
+def _for_device(path: str, devices: Iterable[str] | None) -> bool:
+    """Is a checked-in config file (`_helion_aot_<k>_cuda_sm90.py`) for one of ``devices``? A
+    name without a device, or no devices given, is everyone's."""
+    m = _SM.search(path)
+    return devices is None or m is None or m.group(1).replace("_", "") in {d.replace("_", "") for d in devices}
+
+
+def pretuned_facts(show: Show, lg: str, fb: str, kernel: str, changed_paths: set[str],
+                   devices: Iterable[str] | None = None) -> list[FactChange]:
     """Pretuned: the kernel's baselines or cudagraph switch, the shared timer, its checked-in configs.
 
     ``changed_paths`` (files the window's commits touch) keeps this cheap: only files that some
-    commit touched are read at both ends.
+    commit touched are read at both ends. ``devices`` (the platform's device words: sm90 for
+    h100) keeps the configs to the platform's own: 52326a08 regenerated silu_mul_fp8's sm90
+    configs, which B200 never loads.
     """
     out: list[FactChange] = []
     path = pretuned_kernel_file(kernel)
@@ -240,7 +253,7 @@ def pretuned_facts(show: Show, lg: str, fb: str, kernel: str, changed_paths: set
                 suggests="method_change", path=PRETUNED_BENCH, old="before", new="after",
             ))
     prefix = f"{PRETUNED_DIR}/{kernel}/_helion_aot_"
-    configs = sorted(p for p in changed_paths if p.startswith(prefix))
+    configs = sorted(p for p in changed_paths if p.startswith(prefix) and _for_device(p, devices))
     if configs:
         out.append(FactChange(
             kind="pretuned_config", detail=f"{kernel}'s checked-in Helion configs were regenerated "
