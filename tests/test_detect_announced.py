@@ -79,6 +79,12 @@ def test_the_nights_where_the_published_measurement_changed_and_stayed():
     assert measurement_changed_at(runs, {}, flags) == ["4"]  # 6 flipped for one night only
     assert measurement_changed_at(runs, {}, None) == []
     assert measurement_changed_at(runs[:3], baselines, None) == []  # one night of the new set: not yet
+    # a first night that published its flag but no baseline values, then a set that stays: a new
+    # set (the pretuned suite's first nightly, then df7ebeab's torch.compile baseline)
+    late = {b: {r: (None if r == "1" else 1.0) for r in runs[:6]} for b in ("baseline:torch:geomean",
+                                                                          "baseline:torch_compile:geomean")}
+    assert measurement_changed_at(runs[:6], late, dict.fromkeys(runs[:6], 0.0)) == ["2"]
+    assert measurement_changed_at(runs[:6], late, None) == []  # nothing at all on night 1: the track began on 2
 
 
 def test_a_step_found_a_night_after_the_announced_nightly_is_moved_onto_it():

@@ -134,7 +134,7 @@ def test_a_platform_wide_step_on_the_newest_nightly_is_reported_at_once_when_the
     view = SimpleNamespace(trend=[None] * N, suites=lambda series: {})
     assert pooled_moves(plat, NIGHTS, S) == {}  # one night after: too early for the rule alone
     for facts, want in (((runner,), True), ((one_kernel,), False), ((), False)):
-        stages = SimpleNamespace(dset=S, facts=lambda m, f=facts: f)
+        stages = SimpleNamespace(dset=S, facts=lambda m, suite=None, f=facts: f, detect=detect_series)
         found = _newest_night_moves(stages, view, plat, NIGHTS, {})
         ms = [m for v in found.values() for m in v]
         assert bool(ms) is want, facts
@@ -142,5 +142,38 @@ def test_a_platform_wide_step_on_the_newest_nightly_is_reported_at_once_when_the
             assert len(ms) >= 8 and {m.first_bad.run_id for m in ms} == {f"{1000 + N - 1}"}
             assert all(m.state == "provisional" and m.nights_after == 1 for m in ms)
     quiet = _platform(5, 12, None, 0.0, scatter=0.02)
-    stages = SimpleNamespace(dset=S, facts=lambda m: (runner,))
+    stages = SimpleNamespace(dset=S, facts=lambda m, suite=None: (runner,), detect=detect_series)
     assert _newest_night_moves(stages, view, quiet, NIGHTS, {}) == {}
+
+
+def test_one_kernels_step_on_the_newest_nightly_is_reported_at_once_when_the_repo_explains_it():
+    """A torch pin bump lands in the last nightly: each kernel's baselines move their own way
+    (one up 12%, one down 15%, the rest flat), so no same-way rule across the platform sees it.
+    With the pin in the window each kernel that clears the ordinary bar on its one night is
+    reported at once; without it, or for a kernel inside its scatter, nothing is."""
+    from types import SimpleNamespace
+
+    from service.pipeline.detect_pass import _newest_night_moves
+    from service.records import FactChange
+
+    pin = FactChange("baseline_pin", "torch 2.12 -> 2.13", "method_change", ".github/workflows/benchmark.yml",
+                     "torch==2.12", "torch==2.13")
+    plat = _platform(6, 8, None, 0.0, scatter=0.015)
+    for k, factor in ((0, 1.12), (1, 0.85), (2, 1.01)):
+        pts = list(plat[k].points)
+        pts[-1] = pts[-1]._replace(value=pts[-1].value * factor)
+        plat[k] = SeriesData(plat[k].key, tuple(pts))
+    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {})
+    assert not any(m.first_bad.run_id == f"{1000 + N - 1}" for sd in plat for m in detect_series(sd, S))
+    for facts, want in (((pin,), {"k0", "k1"}), ((), set())):
+        stages = SimpleNamespace(dset=S, facts=lambda m, suite=None, f=facts: f, detect=detect_series)
+        found = _newest_night_moves(stages, view, plat, NIGHTS, {})
+        assert {k.kernel for k in found} == want, facts
+        for ms in found.values():
+            assert [m.first_bad.run_id for m in ms] == [f"{1000 + N - 1}"] and ms[0].state == "provisional"
+    # a step the detector already holds on that night is not found twice
+    stages = SimpleNamespace(dset=S, facts=lambda m, suite=None: (pin,), detect=detect_series)
+    lone = S.model_copy(update={"report_after_nights": 1, "first_night_significance": S.min_significance})
+    held = {plat[0].key: [m for m in detect_series(plat[0], lone) if m.first_bad.run_id == f"{1000 + N - 1}"]}
+    assert held[plat[0].key]
+    assert set(_newest_night_moves(stages, view, plat, NIGHTS, held)) == {plat[1].key}

@@ -446,3 +446,39 @@ def test_another_platform_shares_a_machine_change_only_when_it_is_read_from_the_
     assert not shares_machine_change([cute], [tpu])  # two pins, two changes
     assert not shares_machine_change([cuda("b200")], [AUTOTUNE])  # not a machine change
     assert not shares_machine_change([AUTOTUNE], [cuda("h100")])
+
+
+def test_one_kernels_regenerated_configs_do_not_explain_the_kernels_that_moved_with_it():
+    """52326a08 cleared L2 in the pretuned timer and regenerated silu_mul_fp8's configs: seven
+    kernels moved. The configs explain an event of their own kernels (half or more), not six
+    others; the timer change of the same window is left to explain those."""
+    from service.classify.footprint import configs_regenerated
+
+    config = FactChange("pretuned_config", "silu_mul_fp8 sm90 configs regenerated", "real",
+                        "pretuned_kernels/silu_mul_fp8/_helion_aot_silu_mul_fp8_cuda_sm90.py", kernels=("silu_mul_fp8",))
+    regen = k("silu_mul_fp8", -8.0, facts=(config,))
+    others = [k(f"k{i}", -8.0) for i in range(6)]
+    assert configs_regenerated([regen])
+    assert configs_regenerated([regen, others[0]])
+    assert not configs_regenerated([regen, *others])
+    assert not configs_regenerated([])
+
+
+def test_a_member_whose_own_configs_were_regenerated_is_a_real_change_of_its_own():
+    """In a pretuned timer event, the kernel whose checked-in configs the same window regenerated
+    is real (heuristics), its culprit the commit that regenerated them, its honest speedup the
+    level after; the decisive fact is its own."""
+    from service.classify.event import own_configs_member
+
+    config = FactChange("pretuned_config", "silu_mul_fp8's configs were regenerated", "real",
+                        "pretuned_kernels/silu_mul_fp8/_helion_aot_silu_mul_fp8_cuda_sm90.py", kernels=("silu_mul_fp8",))
+    m = Move(SeriesKey("pretuned", "h100", "silu_mul_fp8", "geomean"), RunRef("1", "a" * 8, "a" * 40, T, 1.2),
+             RunRef("2", "b" * 8, "b" * 40, T, 1.0), 1.2, 1.0, -16.7, "regression", 9.0, MoveState.CONFIRMED, 6, 0.01)
+    v = classify_event(CASES["benchmark command"][0], TABLE)
+    assert v.cause == "method_change"
+    timer = replace(member_classification(v, m), change_commit=commit(0.6))
+    got = own_configs_member(timer, m, config, commit(0.9, "[pretuned_kernels] clear L2 cache in cudagraph timing"))
+    assert (got.cause, got.kind) == ("real", "heuristics")
+    assert got.culprit is not None and got.culprit.subject.startswith("[pretuned_kernels] clear L2")
+    assert got.change_commit is None and got.true_speedup == 1.0
+    assert got.evidence[0].check == "own_evidence" and got.evidence[0].facts["decisive"]

@@ -198,6 +198,19 @@ def member_classification(
     )
 
 
+def own_configs_member(c: Classification, move: Move, fact: FactChange, commit: RankedCommit | None) -> Classification:
+    """A member whose own checked-in configs were regenerated in the window, in an event that
+    something else explains (52326a08 changed the pretuned timer for every kernel and
+    regenerated silu_mul_fp8's sm90 configs): the configs Helion runs for it changed, strong
+    evidence of its own, so it is a real change of its own, its culprit the commit that made them."""
+    value, reason = honest_speedup(move, "real", "heuristics", fact)
+    mine = Evidence("own_evidence", "real", f"{move.key.kernel}'s own configs changed: {fact.detail}",
+                    {"kind": fact.kind, "decisive": True})
+    return replace(c, cause="real", kind="heuristics", evidence=(mine, *c.evidence), true_speedup=value,
+                   true_speedup_reason=reason, culprit=commit, change_commit=None,
+                   candidates=(commit,) if commit is not None else ())
+
+
 def with_change_commit(c: Classification, commit: RankedCommit | None) -> Classification:
     return replace(c, change_commit=commit) if c.cause in ("method_change", "hardware") else c
 

@@ -10,7 +10,7 @@ the other machines move, what changed in the window for *this* platform and *the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from service.classify.explain import Observation
@@ -85,7 +85,7 @@ class EventInput:
     code_commits: int = 0
     ended: bool = False  # the level came back (an episode with an end)
     came_back: bool = False  # at least half the kernels came back on some metric (the kind: thermal)
-    config_regenerated: bool = False
+    config_regenerated: bool = False  # at least half the kernels' checked-in configs were regenerated
     window_problem: str | None = None  # why the window is unknown ("... fetch it"), when it is
     harness_commit: RankedCommit | None = None  # a commit of the window that changes the benchmark harness
     harness_timer: bool = False  # ... and its subject says it changed a timer
@@ -98,6 +98,15 @@ MACHINE_FACTS = frozenset({"runner_label", "toolchain", "toolchain_pin"})
 # how often each kernel is run, the timer flags (`--measure-compile-time`). A baseline pin moves
 # only the speedups. Most telling first: it names both the kind and the change commit.
 COMPILE_MECHANISMS = (("autotune", "autotune"), ("bench_command", "harness"), ("latency_mode", "timer"))
+
+
+def configs_regenerated(kernels: Sequence[KernelSteps]) -> bool:
+    """Were the checked-in configs regenerated for at least half the event's kernels? New configs
+    explain the kernels they were made for: one kernel's say nothing of six others that moved
+    with it on a timer change of the same commit (52326a08 cleared L2 in the pretuned timer and
+    regenerated silu_mul_fp8's configs)."""
+    regenerated = sum(1 for k in kernels if any(f.kind == "pretuned_config" for f in k.facts))
+    return len(kernels) > 0 and 2 * regenerated >= len(kernels)
 
 
 def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChange]) -> bool:

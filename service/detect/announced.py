@@ -123,7 +123,9 @@ def measurement_changed_at(runs: Sequence[str], baselines: Mapping[str, Mapping[
     """The runs (of ``runs``, in order) at which the set of baselines reporting a value, or the
     cudagraph flag, differs from the last run the track ran and stays so for ``hold`` runs of it.
     A night it did not run (nothing reported) changes nothing, and a baseline missing for a
-    night (it failed) and back the next is a failure, not a new set."""
+    night (it failed) and back the next is a failure, not a new set. A track that ran with no
+    per-baseline values (its flag only) and then publishes a set has a new set: the pretuned
+    suite's first nightly had none, and its second the torch.compile baseline (df7ebeab)."""
     seen: list[tuple[str, frozenset[str], bool | None]] = []
     for run in runs:
         names = frozenset(m for m, vals in baselines.items() if vals.get(run) is not None)
@@ -139,7 +141,7 @@ def measurement_changed_at(runs: Sequence[str], baselines: Mapping[str, Mapping[
         after = seen[i:i + hold]
         if len(after) < hold:
             break
-        new_set = bool(names) and bool(names_now) and names != names_now and all(a[1] == names for a in after)
+        new_set = bool(names) and names != names_now and all(a[1] == names for a in after)
         new_flag = cg is not None and cg_now is not None and cg != cg_now and all(a[2] == cg for a in after)
         if new_set or new_flag:
             out.append(run)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -51,6 +52,9 @@ from service.store.series_io import (
     series_refs,
 )
 from service.store.tables import Alert, Track
+
+if TYPE_CHECKING:
+    from service.detect.settings import DetectSettings
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +132,8 @@ class Stages:
         self._code: dict[tuple[str, str], int] = {}
         self._this_pass: dict[tuple, tuple[Any, Any]] = {}  # rankings of windows not read whole
 
-    def detect(self, series: SeriesData) -> list[Move]:
-        return list(self._detect(series, self.dset))
+    def detect(self, series: SeriesData, settings: DetectSettings | None = None) -> list[Move]:
+        return list(self._detect(series, settings or self.dset))
 
     def reconcile(self, previous: Sequence[Move], current: Sequence[Move]) -> list[Move]:
         return list(self._reconcile(previous, current, self.dset))
@@ -163,17 +167,19 @@ class Stages:
     def ranked(self, move: Move, kernels: tuple[str, ...]):
         w = self.window(move)
         p = move.key.platform_short
-        return self._kept(w, ("ranked", p, kernels), lambda: tuple(self._rank.rank_commits(
-            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas))))
+        source = move.key.source
+        return self._kept(w, ("ranked", p, kernels, source), lambda: tuple(self._rank.rank_commits(
+            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas), source=source)))
 
     def change_commits(self, move: Move, suite: str | None = None):
         """(harness, runner) change commits of the move's window, scoped to its platform and
         (the harness one) to its suite."""
         p = move.key.platform_short
         w = self.window(move)
-        return self._kept(w, ("changes", p, suite), lambda: (
-            self._rank.find_change_commit(w, "harness", self.rules, p, suite),
-            self._rank.find_change_commit(w, "runner", self.rules, p),
+        source = move.key.source
+        return self._kept(w, ("changes", p, suite, source), lambda: (
+            self._rank.find_change_commit(w, "harness", self.rules, p, suite, source),
+            self._rank.find_change_commit(w, "runner", self.rules, p, source=source),
         ))
 
     def _kept(self, w, what: tuple, make):
@@ -194,18 +200,21 @@ class Stages:
         """Does this harness commit's subject say it changed a timer (`culprit.rank.names_timer`)?"""
         return commit is not None and self._rank.names_timer(commit, self.rules)
 
-    def facts(self, move: Move) -> tuple:
+    def facts(self, move: Move, suite: str | None = None) -> tuple:
         """Method/runner facts read from Helion's files at both ends of the window, for this
-        move's platform and kernel (only files some commit of the window touched are read)."""
+        move's platform and kernel (only files some commit of the window touched are read).
+        ``suite``: the job the kernel runs in (`events.job_suite`); a fact read from another
+        suite's own steps is not about this kernel."""
         w = self.window(move)
         changed = w.touched_paths if w is not None and w.complete else None
         try:  # `culprit.facts.repo_fact_changes` keeps the one cache of them
-            return tuple(self._facts_fn(
+            facts = self._facts_fn(
                 self.repo, move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short,
-                move.key.kernel, self.rules, source=move.key.source, changed_paths=changed))
+                move.key.kernel, self.rules, source=move.key.source, changed_paths=changed)
         except BenchwatchError as exc:
             log.warning("repo facts: %s", exc.message)
             return ()
+        return tuple(f for f in facts if f.suite is None or f.suite == suite)
 
     def code_commits(self, window) -> int:
         """How many commits of a window change Helion's code (not docs, tests or the harness)."""
@@ -514,10 +523,14 @@ def _one_night_per_kernel(found: dict[int, list[Move]], view: SourceView, stages
 
 def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesData], night_of: dict[str, int],
                         known: dict) -> dict:
-    """A platform-wide step on the newest nightly, reported the night it appears (provisional),
-    where its window holds a platform-wide method or hardware fact (a runner, a pin, the
-    autotune budget): the repo already explains it, so a second bad night would only delay the
-    message. Without such a fact the step waits for ``report_after_nights`` like any other."""
+    """Steps on the newest nightly, reported the night they appear (provisional), where the
+    platform's window holds a platform-wide method or hardware fact (a runner, a pin, the
+    autotune budget): the repo already explains them, so a second bad night would only delay
+    the message. Two kinds: a platform-wide step too small for one series (`pooled_moves`), and
+    one kernel's own step at `min_significance`, the fact standing in for the second night (a
+    torch pin moves each kernel's baselines its own way, up or down, which no same-way rule
+    across the platform sees: 54f56b56 in the last nightly). Without such a fact a step waits
+    for ``report_after_nights`` like any other."""
     from service.detect.pooled import pooled_moves
 
     newest = len(view.trend) - 1
@@ -525,18 +538,44 @@ def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesDat
         return {}
     quick = stages.dset.model_copy(update={"report_after_nights": 1})
     out: dict = {}
-    explained: dict[tuple[str, str, str], bool] = {}
-    for key, ms in pooled_moves(series, night_of, quick, known, view.suites(series)).items():
+    explained: dict[tuple, bool] = {}
+    suites = view.suites(series)
+
+    def explains(m: Move) -> bool:
+        suite = suites.get(m.key)
+        w = (m.key.platform_short, m.last_good.full_sha, m.first_bad.full_sha, suite)
+        if w not in explained:
+            explained[w] = any(f.kernels is None and f.suggests in ("method_change", "hardware")
+                               for f in stages.facts(m, suite))
+        return explained[w]
+
+    for key, ms in pooled_moves(series, night_of, quick, known, suites).items():
         for m in ms:
-            if night_of.get(m.first_bad.run_id) != newest:
-                continue
-            w = (key.platform_short, m.last_good.full_sha, m.first_bad.full_sha)
-            if w not in explained:
-                explained[w] = any(f.kernels is None and f.suggests in ("method_change", "hardware")
-                                   for f in stages.facts(m))
-            if explained[w]:
+            if night_of.get(m.first_bad.run_id) == newest and explains(m):
                 out.setdefault(key, []).append(m)
+    lone = quick.model_copy(update={"first_night_significance": quick.min_significance})
+    for sd in series:
+        if sd.key in out or any(night_of.get(m.first_bad.run_id) == newest for m in known.get(sd.key, ())):
+            continue
+        if not _newest_jumped(sd, newest, night_of, lone):
+            continue
+        for m in stages.detect(sd, lone):
+            if night_of.get(m.first_bad.run_id) == newest and m.end is None and explains(m):
+                out.setdefault(sd.key, []).append(m)
     return out
+
+
+def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: DetectSettings) -> bool:
+    """Is the series' newest nightly off the median of the week before by `min_change_pct`? (A
+    cheap look first: the search runs only on the few series whose last night jumped.)"""
+    from service.detect.series import trend_points
+
+    pts = trend_points(sd)
+    if len(pts) < s.min_size + 2 or night_of.get(pts[-1].run_id) != newest:
+        return False
+    before = sorted(p.value for p in pts[-8:-1])
+    mid = before[len(before) // 2]
+    return abs(math.log(pts[-1].value / mid)) >= math.log1p(s.min_change_pct / 100.0)
 
 
 def _move_key(m: Move) -> tuple:
@@ -636,7 +675,7 @@ def _detect_source(
     cls_of: dict[tuple, Classification] = {}
     for gv in verdicts.values():
         cls_of.update(gv.members)
-    noise_blips = lone | {k for gv in verdicts.values() for k in gv.blips}
+    unalerted = lone | {k for gv in verdicts.values() for k in gv.blips}
 
     # 3. store the moves of the changed series
     touched_groups: set[int] = set()
@@ -647,8 +686,8 @@ def _detect_source(
             if lg_pk is None or fb_pk is None:
                 continue
             cls = None
-            if move_key(move) in noise_blips:
-                move = dataclasses.replace(move, state="retracted")  # a lone blip: noise, not an episode
+            if move_key(move) in unalerted:  # a lone blip, or a co-mover under the smallest step
+                move = dataclasses.replace(move, state="retracted")
             end_pk = view.pk_of.get(move.end.run_id) if move.end is not None else None
             if move.state != "retracted":
                 cls = cls_of.get(move_key(move))

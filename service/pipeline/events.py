@@ -9,11 +9,13 @@ are read as context ("did the other machines move too?").
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from service.classify.event import EventVerdict, classify_event, member_classification, with_change_commit
-from service.classify.footprint import EventInput, KernelSteps, Thresholds, shares_machine_change, stepped
+from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
+                                    with_change_commit)
+from service.classify.footprint import (EventInput, KernelSteps, Thresholds, configs_regenerated,
+                                        shares_machine_change, stepped)
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
@@ -37,7 +39,8 @@ class GroupVerdict:
     verdict: EventVerdict
     members: dict[tuple, Classification]
     change_commit: RankedCommit | None
-    blips: frozenset = frozenset()  # members that are lone short excursions: noise, not alerted
+    # members not alerted: lone short excursions (noise), and members that moved less than a step must
+    blips: frozenset = frozenset()
 
 
 def _rep(moves: list[Move], headline: str) -> Move:
@@ -76,7 +79,7 @@ class EventGatherer:
                        c.noise_floor)
 
     def facts(self, m: Move) -> tuple[FactChange, ...]:
-        return self.stages.facts(m)
+        return self.stages.facts(m, self.suite(m))
 
     def kernel_steps(self, kernel: str, rep: Move) -> KernelSteps:
         v = self.view
@@ -164,7 +167,7 @@ class EventGatherer:
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
-            config_regenerated=any(f.kind == "pretuned_config" for k in kernels for f in k.facts),
+            config_regenerated=configs_regenerated(kernels),
             window_problem=None if known else (window.problem if window is not None else None),
             harness_commit=harness,
             harness_timer=self.stages.names_timer(harness),
@@ -221,16 +224,45 @@ class EventGatherer:
         for m in group.moves:
             kernels_by_direction[m.direction].add(m.key.kernel)
         crowd = {d for d, ks in kernels_by_direction.items() if len(ks) >= self.stages.cset.group_min_kernels}
+        floor = self.stages.dset.min_change_pct
+        quiet: set[tuple] = set()
         for m in group.moves:
             if move_key(m) in blips:
                 continue
             if m.significance < min_sig and m.direction not in crowd and not m.joint:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
+            # however many kernels moved with it, a series that itself moved less than a step must
+            # (`detect.min_change_pct`) has nothing to show on-call: it counts in the event's
+            # breadth, and is not alerted (the event is its other members)
+            if abs(m.change_pct) < floor:
+                quiet.add(move_key(m))
+                continue
             c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)
+            configs = next((f for f in own.get(m.key.kernel, ()) if f.kind == "pretuned_config"), None)
+            if configs is not None and c.cause != "real":
+                c = own_configs_member(c, m, configs, self.stages.attribute(m, configs))
+            elif c.cause == "real" and (m.last_good.run_id, m.first_bad.run_id) != (lead.last_good.run_id,
+                                                                                  lead.first_bad.run_id):
+                c = self._own_window_culprit(c, group, m)
             c = with_change_commit(c, change)
             members[move_key(m)] = c
-        return GroupVerdict(v, members, change, blips)
+        return GroupVerdict(v, members, change, blips | quiet)
+
+    def _own_window_culprit(self, c: Classification, group: "MoveGroup", m: Move) -> Classification:
+        """A member that stepped a nightly off the event's lead has a window of its own, which
+        the lead's culprit did not land in (two regressions on neighbouring nightlies, d32: one
+        group, two commits). Its culprit is ranked in its own window, among the kernels that
+        stepped with it; a commit that landed after its first bad nightly cannot be its cause."""
+        window = self.stages.window(m)
+        if window is None or not window.complete or self.stages.repo is None:
+            return replace(c, culprit=None, candidates=())
+        if c.culprit is not None and any(x.full_sha == c.culprit.full_sha for x in window.commits):
+            return c
+        kernels = tuple(sorted({x.key.kernel for x in group.moves if x.first_bad.run_id == m.first_bad.run_id}))
+        ranked = tuple(self.stages.ranked(m, kernels))
+        top = ranked[0] if ranked and ranked[0].score >= self.th.report_culprit else None
+        return replace(c, culprit=top, candidates=ranked[:10])
 
 
 def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[RankedCommit, ...]:
@@ -245,7 +277,7 @@ def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[R
 
 
 def _noise(m: Move, bar: float) -> Classification:
-    detail = (f"{m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter, below the {bar:g}σ bar")
+    detail = f"{m.change_pct:+.1f}% is {m.significance:.1f}σ of the series' own scatter, below the {bar:g}σ bar"
     return Classification("noise", 0.6, (Evidence("persistence", "noise", detail, {"significance": m.significance}),),
                           m.before, "the series' level: the move is inside its normal scatter", kind="scatter")
 
@@ -281,7 +313,7 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
     def own(m: Move) -> str:
         if platform is not None and m.key.platform_short != platform:
             return ""
-        if own_method_fact(stages.facts(m), m.key.kernel) is not None:
+        if own_method_fact(stages.facts(m, job_suite(stages, view, track_of.get(m.key))), m.key.kernel) is not None:
             return "own_method"
         tid = track_of.get(m.key)
         return "own_method" if tid is not None and shapes_changed(view, tid, m) else ""
