@@ -225,6 +225,9 @@ class EventGatherer:
             kernels_by_direction[m.direction].add(m.key.kernel)
         crowd = {d for d, ks in kernels_by_direction.items() if len(ks) >= self.stages.cset.group_min_kernels}
         floor = self.stages.dset.min_change_pct
+        heads = sorted(abs(m.change_pct) for m in group.moves if m.key.metric == self.headline) or \
+            sorted(abs(m.change_pct) for m in group.moves)
+        typical = heads[len(heads) // 2] if heads else 0.0
         quiet: set[tuple] = set()
         for m in group.moves:
             if move_key(m) in blips:
@@ -232,10 +235,11 @@ class EventGatherer:
             if m.significance < min_sig and m.direction not in crowd and not m.joint:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
-            # however many kernels moved with it, a series that itself moved less than a step must
-            # (`detect.min_change_pct`) has nothing to show on-call: it counts in the event's
-            # breadth, and is not alerted (the event is its other members)
-            if abs(m.change_pct) < floor:
+            # in an event whose typical member stepped, a series that itself moved less than a
+            # step must (`detect.min_change_pct`) has nothing to show on-call: it counts in the
+            # event's breadth, and is not alerted (the event is its other members). An event of
+            # small moves (a platform-wide shift the pooled rule found) is all there is: alerted.
+            if abs(m.change_pct) < floor and typical >= floor:
                 quiet.add(move_key(m))
                 continue
             c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)
