@@ -567,15 +567,20 @@ def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesDat
 
 def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: DetectSettings) -> bool:
     """Is the series' newest nightly off the median of the week before by `min_change_pct`? (A
-    cheap look first: the search runs only on the few series whose last night jumped.)"""
-    from service.detect.series import trend_points
-
-    pts = trend_points(sd)
-    if len(pts) < s.min_size + 2 or night_of.get(pts[-1].run_id) != newest:
+    cheap look first, at the last eight nightly points only (a series' points are in date
+    order): the search runs only on the few series whose last night jumped.)"""
+    last = []
+    for p in reversed(sd.points):
+        if p.is_trend and p.value is not None and 0 < p.value < math.inf:
+            last.append(p.value)
+            if len(last) == 8:
+                break
+            if len(last) == 1 and night_of.get(p.run_id) != newest:
+                return False
+    if len(last) < s.min_size + 1:
         return False
-    before = sorted(p.value for p in pts[-8:-1])
-    mid = before[len(before) // 2]
-    return abs(math.log(pts[-1].value / mid)) >= math.log1p(s.min_change_pct / 100.0)
+    before = sorted(last[1:])
+    return abs(math.log(last[0] / before[len(before) // 2])) >= math.log1p(s.min_change_pct / 100.0)
 
 
 def _move_key(m: Move) -> tuple:
