@@ -175,6 +175,9 @@ def test_word_matching():
     assert mentions("fix sum kernel", "sum") and not mentions("add summary", "sum")
     assert not mentions("jagged_sum: fix", "sum")
     assert mentions("Fix RMS norm tolerance", "rms_norm") and mentions("rms-norm", "rms_norm")
+    # code named in a subject: a word followed by an underscore is still that word (76ac690e)
+    assert mentions("[cute] Rewrite online softmax_two_pass → 3-pass form", "softmax")
+    assert mentions("speed up rms_norm_bwd", "rms_norm") and not mentions("add summary_stats", "sum")
 
 
 def test_naming_the_moved_kernel_counts(history, rules):

@@ -58,10 +58,12 @@ def subject_tags(subject: str) -> list[str]:
 
 
 def _word_body(word: str) -> str:
-    """Regex for one word or phrase; a word ending in a digit may continue (cu12 ~ cu129, gfx9 ~ gfx942)."""
+    """Regex for one word or phrase; a word ending in a digit may continue (cu12 ~ cu129, gfx9 ~ gfx942).
+    An underscore after a word ends it: subjects name code (`softmax_two_pass`, `rms_norm_bwd`); one
+    before it does not (`jagged_sum` is not `sum`)."""
     parts = [re.escape(p) for p in re.split(r"[\s_-]+", word.strip().lower()) if p]
     last = word.strip()[-1:]
-    tail = r"(?![a-z])" if last.isdigit() else (r"(?![a-z0-9_])" if last.isalpha() or last == "_" else "")
+    tail = r"(?![a-z])" if last.isdigit() else (r"(?![a-z0-9])" if last.isalpha() or last == "_" else "")
     return r"[\s_-]?".join(parts) + tail
 
 
