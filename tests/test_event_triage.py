@@ -482,3 +482,20 @@ def test_a_member_whose_own_configs_were_regenerated_is_a_real_change_of_its_own
     assert got.culprit is not None and got.culprit.subject.startswith("[pretuned_kernels] clear L2")
     assert got.change_commit is None and got.true_speedup == 1.0
     assert got.evidence[0].check == "own_evidence" and got.evidence[0].facts["decisive"]
+
+
+def test_compile_time_falling_with_nothing_in_the_benchmark_to_cap_it_is_helions_own_autotuner():
+    """Three gemm kernels 20% slower on both timers, baselines flat, compile time down 35%: with the
+    autotune budget changed in the window that is a capped autotune (a method change); with no
+    setting, command, timer flag or harness commit there, nothing in the benchmark capped it, and
+    the autotuner commit of the window (44bcf6fa widened the block sizes it may try) is the
+    likelier story: real, its kind the autotuner's heuristics."""
+    kernels = [k(n, -20, 22, compile_pct=-35) for n in ("gemm", "grouped_gemm", "int4_gemm")]
+    tuner = commit(0.35, "[autotuner] allow block sizes to overshoot small tiled dimensions",
+                   ("changes Helion code (3 files)", "touches backend-neutral code helion/autotuner/ (all platforms)"))
+    capped = classify_event(event(kernels, platform_facts=(AUTOTUNE,), top_candidate=tuner), TABLE)
+    assert (capped.cause, capped.kind) == ("method_change", "autotune")
+    helion = event(kernels, top_candidate=tuner)
+    assert ("compile", "dropped_in_helion") in {(o.name, o.value) for o in observe(helion, Thresholds())}
+    v = classify_event(helion, TABLE)
+    assert (v.cause, v.kind) == ("real", "heuristics")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
-    COMPILE_MECHANISMS,
+    COMPILE_FACTS,
     GLOBAL_METHOD_FACTS,
     KERNEL_METHOD_FACTS,
     METHOD_MECHANISMS,
@@ -28,7 +28,6 @@ from service.classify.metrics import is_speedup
 from service.domain import MoveState
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, CAUSE_WORDS
 
-COMPILE_FACTS = tuple(fact for fact, _ in COMPILE_MECHANISMS)
 
 # which facts name the change commit of a cause/kind, most specific first
 _CHANGE_FACTS = {

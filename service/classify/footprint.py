@@ -98,6 +98,7 @@ MACHINE_FACTS = frozenset({"runner_label", "toolchain", "toolchain_pin"})
 # how often each kernel is run, the timer flags (`--measure-compile-time`). A baseline pin moves
 # only the speedups. Most telling first: it names both the kind and the change commit.
 COMPILE_MECHANISMS = (("autotune", "autotune"), ("bench_command", "harness"), ("latency_mode", "timer"))
+COMPILE_FACTS = tuple(fact for fact, _ in COMPILE_MECHANISMS)  # most telling first
 
 
 def configs_regenerated(kernels: Sequence[KernelSteps]) -> bool:
@@ -285,8 +286,12 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
     if comp:
         drops = [s for s in comp if s.pct <= -th.compile_drop_pct and s.significance >= th.sigma]
         rises = [s for s in comp if s.pct >= th.compile_drop_pct and s.significance >= th.sigma]
+        # a capped autotune is a setting of the benchmark: with none in the window (no autotune
+        # settings, command or timer flags, no harness commit) Helion's own autotuner changed how
+        # long it searches, in code (44bcf6fa widened the block sizes it may try)
+        told = ev.harness_commit is not None or any(f.kind in COMPILE_FACTS for f in glob)
         if len(drops) * 2 > len(comp):
-            v = "dropped"
+            v = "dropped" if told else "dropped_in_helion"
         elif len(rises) * 2 > len(comp):
             v = "rose"
         else:
@@ -381,7 +386,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
                     return kind
         if "baseline" in named or "baseline_pin" in kinds or attrs & {"baseline_label", "baselines"}:
             return "baseline"
-        if "autotune" in kinds or _is(by, "compile", "dropped"):
+        if "autotune" in kinds or _is(by, "compile", "dropped") or _is(by, "compile", "dropped_in_helion"):
             return "autotune"
         if kinds & {"latency_mode", "pretuned_timer"} or _is(by, "compile", "rose"):
             return "timer"
@@ -408,7 +413,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
         return "runner"
     if cause == "real":
         top = ev.top_candidate
-        heur = ev.config_regenerated or (top is not None and any(
+        heur = ev.config_regenerated or _is(by, "compile", "dropped_in_helion") or (top is not None and any(
             r for r in top.reasons if "autotuner" in r or "heuristic" in r))
         return "heuristics" if heur else "code"
     return "outlier"
