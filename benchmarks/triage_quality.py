@@ -270,8 +270,12 @@ def pooled(scores: list[dict]) -> dict:
     }
     hon_n = sum(c["honest_n"] for c in non)
     out["honest_within_3pct"] = round(sum(c["honest_ok"] for c in non) / hon_n, 4) if hon_n else None
-    denom = sum(s["false_alerts"] * 10_000 / s["false_alerts_per_10k_series_nights"]
-                for s in scores if s["false_alerts_per_10k_series_nights"])
+    # each world's series x nightlies (`_write` records it); a world without one is read back
+    # from its rate, which a world with no false alert cannot give (it was left out: the pooled
+    # rate came out too high)
+    denom = sum(s["series_nights"] if s.get("series_nights") else
+                s["false_alerts"] * 10_000 / s["false_alerts_per_10k_series_nights"]
+                for s in scores if s.get("series_nights") or s["false_alerts_per_10k_series_nights"])
     out["false_alerts_per_10k_series_nights"] = (
         round(out["false_alerts"] * 10_000 / denom, 3) if denom else 0.0)
     lags = [c["lag"] for c in non if c["lag"] is not None and c["alerts"] and c.get("replayed", True)]
@@ -425,6 +429,9 @@ def _write(runs: list[dict], results: Path) -> int:
     summary = {}
     chance_rows = ["| world | real labels with a culprit | top-1 of a random Helion-code commit of the window | "
                    "windows with one such commit | benchwatch top-1 |", "|---|---|---|---|---|"]
+    for r in runs:  # the false-alert rate's denominator, for `pooled`
+        for sc in r["monitors"].values():
+            sc.setdefault("series_nights", r["series"] * r["nights"])
     for group in GROUPS:
         mine = [r for r in runs if r["world"].startswith(group)]
         if not mine:
