@@ -91,11 +91,15 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
         verdict = c if margin >= 0.4 else "neutral"
         evidence.append(Evidence(o.name, verdict, o.detail,
                                  {"value": o.value, "decisive": decisive is o, **o.facts}))
-    culprit = None
-    if cause == "real" and ev.top_candidate is not None and ev.top_candidate.score >= th.report_culprit:
-        culprit = ev.top_candidate  # the best lead a person has, with its score and reasons
+    culprit = reported_culprit(ev.top_candidate, th) if cause == "real" else None
     change = _change_fact(cause, ev, compile_only=any(o.name == "metrics" and o.value == "compile_only" for o in obs))
     return EventVerdict(cause, kind, ex.confidence, tuple(evidence), ex, culprit, change, ev.ended)
+
+
+def reported_culprit(top: RankedCommit | None, th: Thresholds) -> RankedCommit | None:
+    """The commit a real event (or member) names: the best-ranked one, the best lead a person
+    has with its score and reasons, from ``th.report_culprit`` on."""
+    return top if top is not None and top.score >= th.report_culprit else None
 
 
 def _unexplained_lone(obs: list) -> bool:

@@ -225,6 +225,14 @@ def _other_device(subject: str, tags: list[str], sl: _Slices) -> str | None:
     return next((t for t in tags if t in sl.other_tags), None) or _first_mention(subject, sl.other_hints)
 
 
+def _files_run_by(c: CommitInfo, source: str, rules: SliceRules) -> tuple[str, ...]:
+    """The commit's files that ``source``'s nightly runs: a dashboard move never runs the pretuned
+    suite's own (`rules.pretuned_suite`)."""
+    if source == "pretuned":
+        return c.files
+    return tuple(f for f in c.files if not _matching_prefix(f, rules.pretuned_suite.paths))
+
+
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
            rules: SliceRules, sl: _Slices, source: str = "dashboard") -> tuple[float, float, list[str]]:
     """(score, rank key, reasons) of one commit; the rank key is the score before the cap at 1.
@@ -234,8 +242,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     w = rules.weights
     reasons: list[str] = []
     tags = subject_tags(c.subject)
-    files = c.files if source == "pretuned" else tuple(
-        f for f in c.files if not _matching_prefix(f, rules.pretuned_suite.paths))
+    files = _files_run_by(c, source, rules)
     classes = {f: classify_file(f, rules) for f in files}
     code = [f for f, k in classes.items() if k == "code"]
     raw = 0.0
@@ -482,7 +489,7 @@ def find_change_commit(
             continue
         if kind == "harness" and other_suites(c, suite, rules):
             continue
-        if source != "pretuned" and c.files and all(_matching_prefix(f, rules.pretuned_suite.paths) for f in c.files):
+        if c.files and not _files_run_by(c, source, rules):
             continue
         score, reasons = change_score(c, kind, rules)
         if score < rules.weights.change_threshold:

@@ -20,11 +20,15 @@ from service.records import LOWER_IS_BETTER, Move, RunRef, SeriesData, SeriesPoi
 _DATE = attrgetter("date")
 
 
+def is_trend_value(p: SeriesPoint) -> bool:
+    """A nightly point with a usable (positive, finite) value. `0 < v < inf` also rejects NaN
+    (every comparison with NaN is False)."""
+    return p.is_trend and p.value is not None and 0 < p.value < math.inf
+
+
 def trend_points(series: SeriesData) -> list[SeriesPoint]:
     """Nightly points with a usable (positive, finite) value, in date order."""
-    inf = math.inf
-    # `0 < v < inf` also rejects NaN (every comparison with NaN is False)
-    pts = [p for p in series.points if p.is_trend and p.value is not None and 0 < p.value < inf]
+    pts = [p for p in series.points if is_trend_value(p)]
     pts.sort(key=_DATE)  # stable: runs of the same instant keep their given order
     return pts
 

@@ -569,9 +569,11 @@ def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: Det
     """Is the series' newest nightly off the median of the week before by `min_change_pct`? (A
     cheap look first, at the last eight nightly points only (a series' points are in date
     order): the search runs only on the few series whose last night jumped.)"""
+    from service.detect.series import is_trend_value
+
     last = []
     for p in reversed(sd.points):
-        if p.is_trend and p.value is not None and 0 < p.value < math.inf:
+        if is_trend_value(p):
             last.append(p.value)
             if len(last) == 8:
                 break
@@ -680,7 +682,7 @@ def _detect_source(
     cls_of: dict[tuple, Classification] = {}
     for gv in verdicts.values():
         cls_of.update(gv.members)
-    unalerted = lone | {k for gv in verdicts.values() for k in gv.blips}
+    unalerted = lone | {k for gv in verdicts.values() for k in gv.unalerted}
 
     # 3. store the moves of the changed series
     touched_groups: set[int] = set()

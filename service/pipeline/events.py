@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
-                                    with_change_commit)
+                                    reported_culprit, with_change_commit)
 from service.classify.footprint import (EventInput, KernelSteps, Thresholds, configs_regenerated,
                                         shares_machine_change, stepped)
 from service.classify.levels import step_of
@@ -40,7 +40,7 @@ class GroupVerdict:
     members: dict[tuple, Classification]
     change_commit: RankedCommit | None
     # members not alerted: lone short excursions (noise), and members that moved less than a step must
-    blips: frozenset = frozenset()
+    unalerted: frozenset = frozenset()
 
 
 def _rep(moves: list[Move], headline: str) -> Move:
@@ -265,8 +265,7 @@ class EventGatherer:
             return c
         kernels = tuple(sorted({x.key.kernel for x in group.moves if x.first_bad.run_id == m.first_bad.run_id}))
         ranked = tuple(self.stages.ranked(m, kernels))
-        top = ranked[0] if ranked and ranked[0].score >= self.th.report_culprit else None
-        return replace(c, culprit=top, candidates=ranked[:10])
+        return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th), candidates=ranked[:10])
 
 
 def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[RankedCommit, ...]:
