@@ -9,7 +9,9 @@ from __future__ import annotations
 import gzip
 import hashlib
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.net import QuietHTTPServer
 
 PATHS = {"dashboard": "/dashboard/dashboard-data.json", "pretuned": "/dashboard/pretuned-dashboard-data.json"}
 
@@ -32,7 +34,7 @@ class DashboardServer:
                 status = server._answer(self)
                 server.requests.append((self.path, self.headers.get("If-None-Match", ""), status))
 
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd = QuietHTTPServer((host, 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

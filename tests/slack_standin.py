@@ -21,9 +21,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from tests.net import QuietHTTPServer
 
 TOKEN = "xoxb-standin-token"
 
@@ -65,7 +67,7 @@ class SlackStandIn:
         self._faults: dict[str, list[_Fault]] = {}
         self._lock = threading.Lock()
         self._seq = 0
-        self._server = ThreadingHTTPServer((host, 0), self._handler())
+        self._server = QuietHTTPServer((host, 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
