@@ -115,6 +115,9 @@ class CommitInfo:
     # None for a binary file. Why: between commits with equal evidence, the one that changed
     # more of the code a move runs through is the one a person reads first.
     lines: tuple[int | None, ...] = ()
+    # the files the commit created (``--name-status`` A): a commit that only adds a new example
+    # kernel changed nothing a kernel that already ran runs through
+    new_files: tuple[str, ...] = ()
 
     def lines_in(self, files) -> int:
         """Lines changed in those of ``files`` this commit touched (binary and unknown count 0)."""

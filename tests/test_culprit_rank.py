@@ -7,8 +7,8 @@ of pytorch/helion main); tests read it in place and pick real commits by sha pre
 from __future__ import annotations
 
 import dataclasses
-
 import json
+import subprocess
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -473,3 +473,65 @@ def test_the_pretuned_suites_own_files_are_no_culprit_of_a_dashboard_move(histor
     only = _window([bench])
     assert find_change_commit(only, "harness", rules, "h100") is None
     assert find_change_commit(only, "harness", rules, "h100", source="pretuned").full_sha == timer.full_sha
+
+
+def test_a_commit_named_for_one_kernel_speaks_only_for_its_share_of_a_wider_move(history, rules):
+    """db064094 "Use backend worker count for grouped GEMM" explains a grouped_gemm move, and a
+    gemm-family move (grouped_gemm with gemm), whole. Where grouped_gemm moved with jsd, layer_norm
+    and flash attention it explains a quarter of the kernels: its naming them counts for a quarter,
+    and the reason says so."""
+    c = _by_sha(history, "db064094")
+    alone = _score(c, "h100", rules, ("grouped_gemm",))
+    family = _score(c, "h100", rules, ("gemm", "grouped_gemm"))
+    wide = _score(c, "h100", rules, ("flash_attention", "grouped_gemm", "jsd", "layer_norm"))
+    assert "names kernel grouped_gemm" in alone.reasons
+    assert any(r in ("names kernel gemm", "names kernel grouped_gemm") for r in family.reasons)
+    assert alone.score == family.score
+    assert any(r.startswith("names kernel grouped_gemm (its kind of kernel is 1 of the 4") for r in wide.reasons)
+    assert wide.score < alone.score - 0.25
+
+
+def test_an_autotuner_commit_leads_where_compile_time_moved_with_the_speed(history, rules):
+    """ec27d559 caps num_warps in the autotuner's config space (helion/autotuner/config_spec.py);
+    c87bedbc changes code generation over more files. For a move whose compile time stayed put
+    the bigger code change leads; where most kernels' compile (autotuning) time moved with their
+    speed, the autotuner commit does, its reason says why, and the other commit's score is
+    untouched."""
+    tuner, codegen = _by_sha(history, "ec27d559"), _by_sha(history, "c87bedbc")
+    window = _window([tuner, codegen])
+    kernels = ("gemm", "jsd", "layer_norm")
+    plain = rank_commits(window, "h100", kernels, rules)
+    tuned = rank_commits(window, "h100", kernels, rules, autotune=True)
+    assert plain[0].full_sha == codegen.full_sha
+    assert tuned[0].full_sha == tuner.full_sha
+    assert any(r.startswith("changes the autotuner (helion/autotuner/)") for r in tuned[0].reasons)
+    assert next(r.score for r in tuned if r.full_sha == codegen.full_sha) == \
+        next(r.score for r in plain if r.full_sha == codegen.full_sha)
+
+
+def test_a_commit_that_only_adds_example_kernels_ran_nothing_that_moved(helion_clone, rules):
+    """9d451d72 adds examples/broadcast_matmul.py and batch_softmax.py (new files, read from the
+    real clone with their status) and names matmul; 7ef15d20 constrains the batch block size in
+    helion/language/matmul_ops.py. For a gemm-family move the commit that changed code the gemm
+    kernels run leads; the new examples are discounted with the reason a person reads."""
+    from service.culprit.window import commit_window
+    from service.records import CommitWindow
+
+    def one(short: str):
+        full = subprocess.run(["git", "-C", str(helion_clone), "rev-parse", short], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        (c,) = commit_window(helion_clone, _parent(helion_clone, full), full).commits
+        return c
+
+    added, constrained = one("9d451d72"), one("7ef15d20")
+    assert set(added.new_files) >= {"examples/broadcast_matmul.py", "examples/batch_softmax.py"}
+    window = CommitWindow(_parent(helion_clone, constrained.full_sha), added.full_sha, (constrained, added))
+    ranked = rank_commits(window, "h100", ("gemm", "grouped_gemm", "int4_gemm"), rules)
+    assert ranked[0].full_sha == constrained.full_sha
+    low = next(r for r in ranked if r.full_sha == added.full_sha)
+    assert any(r.startswith("only adds new example kernels (examples/b") for r in low.reasons)
+
+
+def _parent(repo, full: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", full + "^"], capture_output=True, text=True,
+                          check=True).stdout.strip()

@@ -190,3 +190,30 @@ def test_numstat_lines_are_parsed_or_skipped(line, expected):
     from service.culprit.window import _numstat
 
     assert _numstat(line) == expected
+
+
+def test_window_records_which_files_each_commit_created(tmp_path):
+    """A commit's new files are told from the ones it changed (``--name-status``): a commit that
+    only adds an example kernel ran nothing an existing kernel runs. A deleted file is touched
+    but not new; a renamed one is touched under its new name and is not new either; line counts
+    read later keep the record."""
+    specs = [
+        CommitSpec("Initial", T0, {"helion/__init__.py": "", "examples/gemm.py": "g\n" * 20}),
+        CommitSpec("Add softmax example", T0 + timedelta(hours=1),
+                   {"examples/softmax.py": "s\n", "test/test_examples.py": "t\n"}),
+        CommitSpec("Tune gemm, drop init", T0 + timedelta(hours=2), {"examples/gemm.py": "g\n" * 19 + "h\n",
+                                                                     "helion/__init__.py": None}),
+        CommitSpec("Rename gemm example", T0 + timedelta(hours=3),
+                   {"examples/gemm.py": None, "examples/matmul.py": "g\n" * 19 + "h\n"}),
+    ]
+    path = tmp_path / "helion"
+    shas = build_repo(path, specs)
+    head = shas[-1]
+    w = commit_window(path, shas[0], head)
+    added, tuned, renamed = w.commits
+    assert set(added.files) == {"examples/softmax.py", "test/test_examples.py"}
+    assert set(added.new_files) == {"examples/softmax.py", "test/test_examples.py"}
+    assert set(tuned.files) == {"examples/gemm.py", "helion/__init__.py"} and tuned.new_files == ()
+    assert renamed.files == ("examples/matmul.py",) and renamed.new_files == ()
+    counted = with_lines(path, w, [added.full_sha]).commits[0]
+    assert counted.lines and set(counted.new_files) == set(added.new_files)

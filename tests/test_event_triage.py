@@ -499,3 +499,27 @@ def test_compile_time_falling_with_nothing_in_the_benchmark_to_cap_it_is_helions
     assert ("compile", "dropped_in_helion") in {(o.name, o.value) for o in observe(helion, Thresholds())}
     v = classify_event(helion, TABLE)
     assert (v.cause, v.kind) == ("real", "heuristics")
+
+
+def test_compile_time_moving_with_the_speed_either_way_is_the_autotuner_at_work():
+    """Most kernels' compile time (most of it autotuning) stepping 15% or more with them, up or
+    down, says the autotuner searched differently: the ranking should open autotuner commits
+    first, and a real event of that footprint is of the heuristics kind even where its best
+    candidate is an ordinary code commit. A few percent, or one kernel of three, is not it."""
+    from service.classify.footprint import autotuning_moved
+
+    th = Thresholds()
+    rose = [k(n, -12, 13, compile_pct=22) for n in ("jsd", "layer_norm", "gemm")]
+    fell = [k(n, -12, 13, compile_pct=-19) for n in ("jsd", "layer_norm", "gemm")]
+    small = [k(n, -12, 13, compile_pct=-6) for n in ("jsd", "layer_norm", "gemm")]
+    one = [k("jsd", -12, 13, compile_pct=30), k("layer_norm", -12, 13, compile_pct=1), k("gemm", -12, 13, compile_pct=0)]
+    unknown = [k(n, -12, 13) for n in ("jsd", "layer_norm", "gemm")]
+    assert autotuning_moved(rose, th) and autotuning_moved(fell, th)
+    assert not any(autotuning_moved(ks, th) for ks in (small, one, unknown))
+    assert not autotuning_moved(rose, Thresholds(autotune_moved_pct=25.0))
+    codegen = commit(0.35, "Improve DeviceIR.get_root()", ("changes Helion code (1 file)",
+                                                            "touches backend-neutral code helion/_compiler/ (all platforms)"))
+    with_tuning = classify_event(event(rose, top_candidate=codegen, autotuning=True), TABLE)
+    without = classify_event(event(small, top_candidate=codegen), TABLE)
+    assert (with_tuning.cause, with_tuning.kind) == ("real", "heuristics")
+    assert (without.cause, without.kind) == ("real", "code")

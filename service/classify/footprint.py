@@ -49,6 +49,7 @@ class Thresholds:
     min_pct: float = 2.0  # and at least this many percent
     ratio: float = 0.5  # "with Helion": at least this share of Helion's own step
     compile_drop_pct: float = 25.0  # compile time fell by this much: a capped autotune
+    autotune_moved_pct: float = 15.0  # compile time moved this much either way: autotuning changed
     most_fraction: float = 0.6  # breadth "most": this share of the kernels that ran ...
     most_min_kernels: int = 3  # ... and at least this many kernels
     strong_culprit: float = 0.6
@@ -83,6 +84,7 @@ class EventInput:
     window_known: bool = False
     same_sha: bool = False
     code_commits: int = 0
+    autotuning: bool = False  # most kernels' compile time moved with them (`autotuning_moved`)
     ended: bool = False  # the level came back (an episode with an end)
     came_back: bool = False  # at least half the kernels came back on some metric (the kind: thermal)
     config_regenerated: bool = False  # at least half the kernels' checked-in configs were regenerated
@@ -117,6 +119,15 @@ def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChang
     CuTe DSL bump is two changes, each its platform's own."""
     paths = {f.path for f in mine if f.kind in MACHINE_FACTS}
     return any(f.kernels is None and f.kind in MACHINE_FACTS and f.path in paths for f in theirs)
+
+
+def autotuning_moved(kernels: Iterable[KernelSteps], th: Thresholds) -> bool:
+    """Did most of the kernels' compile time (most of it autotuning) step with them, either way?
+    Then how long the autotuner searched, or what it found, changed: a commit to the autotuner
+    explains the move better than one that only changes code generation (`rank_commits`)."""
+    comp = [k.compile for k in kernels if k.compile is not None]
+    moved = [s for s in comp if abs(s.pct) >= th.autotune_moved_pct and s.significance >= th.sigma]
+    return bool(comp) and 2 * len(moved) > len(comp)
 
 
 def stepped(step: Step | None, th: Thresholds) -> int:
@@ -413,8 +424,8 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
         return "runner"
     if cause == "real":
         top = ev.top_candidate
-        heur = ev.config_regenerated or _is(by, "compile", "dropped_in_helion") or (top is not None and any(
-            r for r in top.reasons if "autotuner" in r or "heuristic" in r))
+        heur = ev.config_regenerated or ev.autotuning or _is(by, "compile", "dropped_in_helion") or (
+            top is not None and any(r for r in top.reasons if "autotuner" in r or "heuristic" in r))
         return "heuristics" if heur else "code"
     return "outlier"
 

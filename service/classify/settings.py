@@ -28,6 +28,7 @@ class ClassifySettings(BaseModel):
     sibling_min_pct: float = Field(2.0, ge=0)
     sibling_step_ratio: float = Field(0.5, gt=0, le=1)
     compile_drop_pct: float = Field(25.0, gt=0, le=100)
+    autotune_moved_pct: float = Field(15.0, gt=0, le=100)
     most_fraction: float = Field(0.6, gt=0, le=1)
     most_min_kernels: int = Field(3, ge=2)
     culprit_min_score: float = Field(0.4, ge=0, le=1)

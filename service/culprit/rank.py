@@ -169,6 +169,15 @@ def _names_kernel_file(path: str, stems: list[str]) -> bool:
     return stem in stems or any(part in stems for part in parts[1:-1])
 
 
+def _coverage(named: list[str], moved: list[str], rules: SliceRules) -> float:
+    """The share of the moved kernels a commit that names ``named`` speaks for: those it names
+    and those of their family. A commit for gemm explains a gemm move, and a quarter of one
+    where gemm, jsd, layer_norm and flash attention moved together."""
+    fams = set(_families_of(named, rules))
+    hit = [k for k in moved if k in named or fams & set(_families_of([k], rules))]
+    return len(hit) / len(moved) if moved else 1.0
+
+
 def _families_of(kernels: Iterable[str], rules: SliceRules) -> list[str]:
     out = []
     bases = {kernel_base(k) for k in kernels}
@@ -234,7 +243,8 @@ def _files_run_by(c: CommitInfo, source: str, rules: SliceRules) -> tuple[str, .
 
 
 def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[str]]], families: list[str],
-           rules: SliceRules, sl: _Slices, source: str = "dashboard") -> tuple[float, float, list[str]]:
+           rules: SliceRules, sl: _Slices, source: str = "dashboard", autotune: bool = False,
+           ) -> tuple[float, float, list[str]]:
     """(score, rank key, reasons) of one commit; the rank key is the score before the cap at 1.
     ``names`` ((base, words, stems) per kernel) and ``families`` are the same for every commit
     of a window, so `rank_commits` works them out once. A dashboard move reads only the files
@@ -270,17 +280,22 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     if hint:
         raw += w.device_hint
         reasons.append(f"subject names device {hint}")
+    if autotune and code:
+        tuner = next((p for f in code if (p := _matching_prefix(f, rules.autotuner.paths))), None)
+        word = None if tuner else _first_mention(c.subject, rules.autotuner.keywords)
+        if tuner or word:
+            raw += w.autotuner
+            reasons.append(f"changes the autotuner ({tuner or repr(word)}), and compile time moved with the speed")
 
-    named = None
-    for base, words, stems in names:
-        word = _first_mention(c.subject, words)
-        if word or any(_names_kernel_file(f, stems) for f in files):
-            named = base
-            break
+    named = [base for base, words, stems in names
+             if _first_mention(c.subject, words) or any(_names_kernel_file(f, stems) for f in files)]
+    cover = _coverage(named, [base for base, _, _ in names], rules) if named else 0.0
+    named = named[0] if named else None
     own_family = False
     if named:
-        raw += w.kernel
-        reasons.append(f"names kernel {named}")
+        raw += w.kernel * cover
+        reasons.append(f"names kernel {named}" + ("" if cover >= 1.0 else
+                       f" (its kind of kernel is {round(cover * len(names))} of the {len(names)} that moved)"))
     else:
         for fam_name in families:
             fam = rules.families[fam_name]
@@ -339,8 +354,13 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         reasons.append(f"about {other_family} kernels, not the moved ones: discounted")
 
     kinds = set(classes.values())
+    new_kernels = [f for f in code if f in c.new_files and f.startswith("examples/")]
     if not c.files:
         reasons.append("no touched files recorded")
+    elif new_kernels and len(new_kernels) == len(code):
+        # a new example is a new kernel: none of the kernels that moved ran it before or after
+        factor *= w.new_kernels_only
+        reasons.append(f"only adds new example kernels ({', '.join(new_kernels[:2])}): discounted")
     elif len(files) < len(c.files) and kinds <= {"docs", "tests"}:
         factor *= w.docs_only
         reasons.append("changes only the pretuned suite, which the dashboard does not run: discounted")
@@ -359,25 +379,28 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         reasons.append(f"subject says nothing that runs changed ({quiet!r}): discounted")
     # naming the moved kernel puts a commit ahead of louder tags (order only: the score a person
     # reads keeps one scale)
-    order = raw + (w.kernel_rank if named else 0.0)
+    order = raw + (w.kernel_rank * cover if named else 0.0)
     return round(min(1.0, raw) * factor, 4), order * factor, reasons
 
 
 def rank_commits(
     window: CommitWindow, platform_short: str, kernels: tuple[str, ...], rules: SliceRules | None = None,
     lines_for: Callable[[set[str]], CommitWindow] | None = None, source: str = "dashboard",
+    autotune: bool = False,
 ) -> list[RankedCommit]:
     """Every commit of the window scored for this platform's move, best first (ties: the one that
     changed more Helion code, then newest first). A window read without line counts asks
     ``lines_for`` (full shas -> the window with those commits' counts) for the commits whose
-    order they decide: those that tie with another and touch code."""
+    order they decide: those that tie with another and touch code. ``autotune``: the kernels'
+    compile time (most of it autotuning) moved with their speed, so a commit that changes the
+    autotuner (`rules.autotuner`) explains more of the move than one that does not."""
     rules = rules or load_rules()
     sl = _slices(platform_short, rules)
     names = [(kernel_base(k), *kernel_names(k, rules)) for k in kernels]
     families = _families_of(kernels, rules)
     keys = []
     for c in window.commits:
-        score, key, reasons = _score(c, platform_short, names, families, rules, sl, source)
+        score, key, reasons = _score(c, platform_short, names, families, rules, sl, source, autotune)
         keys.append((round(key, 6), score, tuple(reasons)))
     if lines_for is not None:
         tied = Counter(k for k, _, _ in keys)

@@ -51,6 +51,8 @@ class Weights(_Model):
     harness_only: float = Field(0.50, ge=0, le=1)
     change_threshold: float = Field(0.35, ge=0, le=1)
     no_behaviour: float = Field(0.5, ge=0, le=1)  # discount: the subject says behaviour is unchanged
+    new_kernels_only: float = Field(0.25, ge=0, le=1)  # discount: only adds new example kernels
+    autotuner: float = Field(0.30, ge=0, le=1)  # changes the autotuner, and autotuning time moved with the step
 
 
 class ChangeWeights(_Model):
@@ -149,6 +151,9 @@ class SliceRules(_Model):
     suites: dict[str, Suite] = Field(default_factory=dict)
     # the pretuned suite's own files: only its nightly runs them, never the dashboard's
     pretuned_suite: PathClass = PathClass()
+    # the autotuner's own code and the words that name it: what changes how long a kernel is
+    # tuned and which config wins (`rank._score`, when compile time moved with the speed)
+    autotuner: PathClass = PathClass()
     # memo for derived lookups (file classes, other-slice sets); never part of the rules' value
     _memo: dict = PrivateAttr(default_factory=dict)
 

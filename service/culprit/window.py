@@ -44,10 +44,19 @@ def _numstat(line: str) -> tuple[str, int | None] | None:
     return _numstat_path(path.strip()), n
 
 
+def _name_status(line: str) -> tuple[str, bool] | None:
+    """``A<TAB>path``, ``M<TAB>path``, ``R100<TAB>old<TAB>new`` -> (path, the commit created it)."""
+    parts = line.strip().split("\t")
+    if len(parts) < 2 or not parts[0][:1].isalpha() or not parts[-1]:
+        return None
+    return parts[-1], parts[0].startswith("A")
+
+
 def _parse_log(text: str) -> tuple[list[CommitInfo], str | None]:
-    """Parse ``--format=%x1e%H%x1f%P%x1f%cI%x1f%s`` with ``--numstat`` (or ``--name-only``: lines
-    unknown) output, newest first; and the first parent of the oldest commit (where the
-    first-parent line the window walked came from)."""
+    """Parse ``--format=%x1e%H%x1f%P%x1f%cI%x1f%s`` with ``--numstat`` (lines known) or
+    ``--name-status`` (lines unknown; which files the commit created) output, newest first; and
+    the first parent of the oldest commit (where the first-parent line the window walked came
+    from)."""
     out: list[CommitInfo] = []
     came_from = None
     for chunk in text.split(_REC):
@@ -65,9 +74,11 @@ def _parse_log(text: str) -> tuple[list[CommitInfo], str | None]:
         except (BenchwatchError, ValueError):
             continue
         lines = [line for line in rest.splitlines() if line.strip()]
-        if lines and all("\t" not in line for line in lines):  # --name-only: a path a line
+        if lines and all(line[:1].isalpha() for line in lines):  # --name-status: a file a line
+            named = [ns for line in lines if (ns := _name_status(line))]
             out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date,
-                                  files=tuple(line.strip() for line in lines)))
+                                  files=tuple(f for f, _ in named),
+                                  new_files=tuple(f for f, new in named if new)))
             continue
         stats = [st for line in lines if (st := _numstat(line))]
         out.append(CommitInfo(sha=full[:8], full_sha=full, subject=subject.strip(), date=date,
@@ -122,7 +133,7 @@ def _commit_window(
             return CommitWindow(lg, fb, (), complete=False, problem=NOT_IN_CLONE), False
         text = git.run_git(
             repo, "log", "--first-parent", f"--max-count={max_commits + 1}",
-            f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--name-only", f"{lg}..{fb}", "--",
+            f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--name-status", f"{lg}..{fb}", "--",
         )
         commits, came_from = _parse_log(text)
         # the walk from first bad reached last good: an ancestor, no second git process to ask

@@ -164,12 +164,15 @@ class Stages:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(read, one_each))
 
-    def ranked(self, move: Move, kernels: tuple[str, ...]):
+    def ranked(self, move: Move, kernels: tuple[str, ...], autotune: bool = False):
+        """The window's commits ranked for the move of ``kernels`` (`culprit.rank.rank_commits`);
+        ``autotune``: their compile time moved with their speed."""
         w = self.window(move)
         p = move.key.platform_short
         source = move.key.source
-        return self._kept(w, ("ranked", p, kernels, source), lambda: tuple(self._rank.rank_commits(
-            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas), source=source)))
+        return self._kept(w, ("ranked", p, kernels, source, autotune), lambda: tuple(self._rank.rank_commits(
+            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas), source=source,
+            autotune=autotune)))
 
     def change_commits(self, move: Move, suite: str | None = None):
         """(harness, runner) change commits of the move's window, scoped to its platform and

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
                                     reported_culprit, with_change_commit)
-from service.classify.footprint import (EventInput, KernelSteps, Thresholds, configs_regenerated,
-                                        shares_machine_change, stepped)
+from service.classify.footprint import (EventInput, KernelSteps, Thresholds, autotuning_moved,
+                                        configs_regenerated, shares_machine_change, stepped)
 from service.classify.levels import step_of
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
@@ -63,7 +63,8 @@ class EventGatherer:
                 self.heads_by_job[(r.key.platform_short, job_suite(stages, view, r.track_id))].append(r.series_id)
         c = stages.cset
         self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
-                             compile_drop_pct=c.compile_drop_pct, most_fraction=c.most_fraction,
+                             compile_drop_pct=c.compile_drop_pct, autotune_moved_pct=c.autotune_moved_pct,
+                             most_fraction=c.most_fraction,
                              most_min_kernels=c.most_min_kernels, strong_culprit=c.culprit_strong_score,
                              weak_culprit=c.culprit_min_score, report_culprit=c.culprit_report_score)
 
@@ -150,8 +151,9 @@ class EventGatherer:
         top = None
         code = 0
         ranked: tuple[RankedCommit, ...] = ()
+        autotuning = autotuning_moved(kernels, self.th)
         if known:
-            ranked = tuple(self.stages.ranked(lead, tuple(sorted(reps))))
+            ranked = tuple(self.stages.ranked(lead, tuple(sorted(reps)), autotuning))
             top = ranked[0] if ranked else None
             code = self.stages.code_commits(window)
         harness = self.stages.change_commits(lead, self.suite(lead))[0] if known else None
@@ -167,7 +169,7 @@ class EventGatherer:
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
             code_commits=code, ended=all(m.state == "ended" for m in group.moves),
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
-            config_regenerated=configs_regenerated(kernels),
+            config_regenerated=configs_regenerated(kernels), autotuning=autotuning,
             window_problem=None if known else (window.problem if window is not None else None),
             harness_commit=harness,
             harness_timer=self.stages.names_timer(harness),
@@ -248,12 +250,13 @@ class EventGatherer:
                 c = own_configs_member(c, m, configs, self.stages.attribute(m, configs))
             elif c.cause == "real" and (m.last_good.run_id, m.first_bad.run_id) != (lead.last_good.run_id,
                                                                                   lead.first_bad.run_id):
-                c = self._own_window_culprit(c, group, m)
+                c = self._own_window_culprit(c, group, m, ev.autotuning)
             c = with_change_commit(c, change)
             members[move_key(m)] = c
         return GroupVerdict(v, members, change, blips | quiet)
 
-    def _own_window_culprit(self, c: Classification, group: "MoveGroup", m: Move) -> Classification:
+    def _own_window_culprit(self, c: Classification, group: "MoveGroup", m: Move,
+                            autotuning: bool = False) -> Classification:
         """A member that stepped a nightly off the event's lead has a window of its own, which
         the lead's culprit did not land in (two regressions on neighbouring nightlies, d32: one
         group, two commits). Its culprit is ranked in its own window, among the kernels that
@@ -264,7 +267,7 @@ class EventGatherer:
         if c.culprit is not None and any(x.full_sha == c.culprit.full_sha for x in window.commits):
             return c
         kernels = tuple(sorted({x.key.kernel for x in group.moves if x.first_bad.run_id == m.first_bad.run_id}))
-        ranked = tuple(self.stages.ranked(m, kernels))
+        ranked = tuple(self.stages.ranked(m, kernels, autotuning))
         return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th), candidates=ranked[:10])
 
 
