@@ -50,6 +50,9 @@ BLIND_SETS = (
     ("h", "tests.blind_worlds_h", "71,72,73", "setH",
      "the eighth blind set (tests/blind_worlds_h), written blind by a helper in the fifth session of "
      "2026-12-06, the one it is first measured in (windows ending Mar, Jun and Aug 2026)"),
+    ("i", "tests.blind_worlds_i", "81,82,83", "setI",
+     "the ninth blind set (tests/blind_worlds_i), written blind by a helper in the sixth session of "
+     "2026-12-06, the one it is first measured in (windows ending Apr, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
