@@ -271,17 +271,29 @@ def test_a_step_after_two_nightlies_is_found_where_the_search_misses_it():
     assert detect_series(make_series(flat, metric="geomean"), S) == []
 
 
-def test_one_first_nightly_never_stands_alone():
-    """One nightly before the step, however far off: a new kernel's first run is the one most
-    often off, and no second night will ever say otherwise."""
-    big = make_series(_young(1, 0.15))
-    assert detect_series(big, S) == []
+def test_one_first_nightly_needs_the_lone_night_bar():
+    """One nightly before the step: only first_night_significance (6 sigma) makes it a regime."""
+    small = _young(1, 0.045)  # ~4.5 sigma: a first run that was a little off
+    assert detect_series(make_series(small), S) == []
+    big = _young(1, 0.12)
+    (m,) = detect_series(make_series(big), S)
+    assert m.first_bad.run_id == "r1" and m.direction == "improvement"
 
 
-def test_a_kernel_that_ran_twice_then_days_later_has_no_head_step():
-    """The job ran a kernel two nights, was switched off for three days, then came back: the
-    gap, not a commit, separates its first nightlies from the rest."""
-    sd = make_series(YOUNG_PRETUNED, metric="geomean")
-    later = tuple(p._replace(date=p.date + timedelta(days=3)) if i >= 2 else p for i, p in enumerate(sd.points))
+def test_a_kernel_that_ran_once_then_days_later_has_no_head_step():
+    """The job ran a kernel once, was switched off for three days, then came back: the gap, not
+    a commit, separates the first nightly from the rest."""
+    x = _young(1, 0.12)
+    sd = make_series(x)
+    later = tuple(p._replace(date=p.date + timedelta(days=3)) if i else p for i, p in enumerate(sd.points))
     assert detect_series(SeriesData(sd.key, later), S) == []
-    assert [m.first_bad.run_id for m in detect_series(sd, S)] == ["r2"]
+
+
+def test_the_first_night_of_the_data_is_not_a_young_kernel():
+    """A series that begins on the source's first stored nightly begins with the data (the
+    365-day edge of the document): one odd night there is not a step; two are."""
+    one = make_series(_young(1, 0.12))
+    assert detect_series(one, S, data_start=one.points[0].date) == []
+    two = make_series(_young(2, 0.12))
+    (m,) = detect_series(two, S, data_start=two.points[0].date)
+    assert m.first_bad.run_id == "r2"

@@ -303,25 +303,25 @@ def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: b
 
 
 def _head(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool, head: int) -> list[int]:
-    """A step after a young series' first two nights: `_tail` read from the other end.
+    """A step in a young series' first nights: `_tail` read from the other end.
 
-    A kernel added to the suite two nights before a commit moved it (a pretuned kernel checked
-    in, then its config regenerated) has fewer than min_size nights before the step, which the
-    search cannot return. Both first nights must sit on the same side of the next regime's level
-    by >= min_significance sigmas. One first night never stands alone: at the tail a lone night
-    waits for a second, at the head no second comes, and a new kernel's first run is the one most
-    often off (measured on the development worlds: one event found for two false alerts).
+    A kernel added to the suite a night or two before a commit moved it (a pretuned kernel
+    checked in, then its config regenerated) has fewer than min_size nights before the step,
+    which the search cannot return. Every one of the first j nights must sit on the same side
+    of the next regime's level by >= min_significance sigmas (a lone first night:
+    first_night_significance), as a fresh step's last nights must.
     """
     end = cps[0] if cps else x.size
     if cps and cps[0] < s.min_size:
         return cps
-    for j in range(min(s.min_size - 1, head), 1, -1):
+    for j in range(min(s.min_size - 1, abs(head)), 1 if head < 0 else 0, -1):
         if end - j < s.min_size:
             continue
         level = float(_median(x[j:end]))
         spread = MAD_TO_SIGMA * float(_median(np.abs(x[j:end] - level)))
         dev = (x[:j] - level) / max(sigma, spread)
-        if not (np.all(dev >= s.min_significance) or np.all(dev <= -s.min_significance)):
+        bar = s.first_night_significance if j == 1 else s.min_significance
+        if not (np.all(dev >= bar) or np.all(dev <= -bar)):
             continue
         if _relative_ok(float(_median(x[:j])), level, s, log):
             return [j, *cps]
@@ -377,7 +377,8 @@ def _unpinned(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
 def steps(x: np.ndarray, s: DetectSettings, *, log: bool, head: int = 0) -> tuple[list[Step], float]:
     """Kept steps of an already-transformed series (log values when ``log``) and the sigma used.
 
-    ``head``: how many of the first nights may be a regime of their own (`_head`; 0: none)."""
+    ``head``: how many of the first nights may be a regime of their own (`_head`; 0: none;
+    negative: at least two of them)."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ValueError("change_points needs a 1-D series of finite numbers")
