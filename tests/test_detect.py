@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 
 import numpy as np
 import pytest
 
 from service.detect import DetectSettings, change_points, detect_series
-from service.records import SeriesData
 from tests.synthetic_series import S, make_series, noisy
 
 
@@ -243,57 +241,3 @@ def test_a_step_after_two_nightlies_starts_on_the_third():
     # a step after three nightlies stays where it is
     x = np.r_[1.0 + rng.normal(0, 0.01, 3), 0.8 + rng.normal(0, 0.01, 12)]
     assert change_points(x, DetectSettings(), log=True) == [3]
-
-
-def _young(head, step, n_after=15, seed=5, rel_sigma=0.01):
-    """``head`` nightlies, then the level moved by ``step`` (a fraction) for ``n_after`` nights."""
-    rng = np.random.default_rng(seed)
-    x = np.r_[np.full(head, 1.0), np.full(n_after, 1.0 + step)]
-    return x * np.exp(rng.normal(0.0, rel_sigma, x.size))
-
-
-# a pretuned b200 nvfp4_gemv geomean from a development world: checked in, then its config
-# regenerated two nightlies later (-9%), with a stray +16% night six nights on
-YOUNG_PRETUNED = [1.019, 1.053, 0.925, 0.942, 0.928, 0.939, 1.088, 0.934, 0.925, 0.936, 0.948, 0.923,
-                  0.953, 0.943, 0.961, 0.930, 0.942, 0.916, 0.960]
-
-
-def test_a_step_after_two_nightlies_is_found_where_the_search_misses_it():
-    """Two nights at 3+ sigma from everything after are a regime of their own, as two fresh
-    last nights are; the search, which keeps min_size nights a regime, does not return it."""
-    sd = make_series(YOUNG_PRETUNED, metric="geomean")
-    assert detect_series(sd, S.model_copy(update={"head_steps": False})) == []
-    (m,) = detect_series(sd, S)
-    assert m.first_bad.run_id == "r2" and m.direction == "regression"
-    assert m.change_pct == pytest.approx(-10, abs=1.5) and m.state == "confirmed"
-    # the same two nights inside the normal scatter are not a step
-    flat = [0.94, 0.93, *YOUNG_PRETUNED[2:]]
-    assert detect_series(make_series(flat, metric="geomean"), S) == []
-
-
-def test_one_first_nightly_needs_the_lone_night_bar():
-    """One nightly before the step: only first_night_significance (6 sigma) makes it a regime."""
-    small = _young(1, 0.045)  # ~4.5 sigma: a first run that was a little off
-    assert detect_series(make_series(small), S) == []
-    big = _young(1, 0.12)
-    (m,) = detect_series(make_series(big), S)
-    assert m.first_bad.run_id == "r1" and m.direction == "improvement"
-
-
-def test_a_kernel_that_ran_once_then_days_later_has_no_head_step():
-    """The job ran a kernel once, was switched off for three days, then came back: the gap, not
-    a commit, separates the first nightly from the rest."""
-    x = _young(1, 0.12)
-    sd = make_series(x)
-    later = tuple(p._replace(date=p.date + timedelta(days=3)) if i else p for i, p in enumerate(sd.points))
-    assert detect_series(SeriesData(sd.key, later), S) == []
-
-
-def test_the_first_night_of_the_data_is_not_a_young_kernel():
-    """A series that begins on the source's first stored nightly begins with the data (the
-    365-day edge of the document): one odd night there is not a step; two are."""
-    one = make_series(_young(1, 0.12))
-    assert detect_series(one, S, data_start=one.points[0].date) == []
-    two = make_series(_young(2, 0.12))
-    (m,) = detect_series(two, S, data_start=two.points[0].date)
-    assert m.first_bad.run_id == "r2"

@@ -36,9 +36,7 @@ NIGHTS = {f"{1000 + i}": i for i in range(40)}
 
 def test_one_night_before_a_change_the_data_announces_is_enough():
     sd = _young(-0.15)
-    # the search needs min_size nights before a step (a lone first night at 6+ sigma is
-    # `core._head`'s, on which the data's word adds nothing)
-    assert detect_series(sd, S.model_copy(update={"head_steps": False})) == []
+    assert detect_series(sd, S) == []  # the search needs min_size nights before a step
     [m] = announced_moves(sd, ["1001"], S, [], NIGHTS)
     assert (m.last_good.run_id, m.first_bad.run_id) == ("1000", "1001")
     assert m.direction == "regression" and m.change_pct == pytest.approx(-15, abs=5)  # one night before: its noise

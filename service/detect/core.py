@@ -302,32 +302,6 @@ def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: b
     return cps
 
 
-def _head(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool, head: int) -> list[int]:
-    """A step in a young series' first nights: `_tail` read from the other end.
-
-    A kernel added to the suite a night or two before a commit moved it (a pretuned kernel
-    checked in, then its config regenerated) has fewer than min_size nights before the step,
-    which the search cannot return. Every one of the first j nights must sit on the same side
-    of the next regime's level by >= min_significance sigmas (a lone first night:
-    first_night_significance), as a fresh step's last nights must.
-    """
-    end = cps[0] if cps else x.size
-    if cps and cps[0] < s.min_size:
-        return cps
-    for j in range(min(s.min_size - 1, abs(head)), 1 if head < 0 else 0, -1):
-        if end - j < s.min_size:
-            continue
-        level = float(_median(x[j:end]))
-        spread = MAD_TO_SIGMA * float(_median(np.abs(x[j:end] - level)))
-        dev = (x[:j] - level) / max(sigma, spread)
-        bar = s.first_night_significance if j == 1 else s.min_significance
-        if not (np.all(dev >= bar) or np.all(dev <= -bar)):
-            continue
-        if _relative_ok(float(_median(x[:j])), level, s, log):
-            return [j, *cps]
-    return cps
-
-
 def _young_and_reverted(x: np.ndarray, cps: list[int], s: DetectSettings) -> bool:
     """Is the last regime only a few nights old, with a night already back at the old level?
 
@@ -374,11 +348,8 @@ def _unpinned(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
     return out
 
 
-def steps(x: np.ndarray, s: DetectSettings, *, log: bool, head: int = 0) -> tuple[list[Step], float]:
-    """Kept steps of an already-transformed series (log values when ``log``) and the sigma used.
-
-    ``head``: how many of the first nights may be a regime of their own (`_head`; 0: none;
-    negative: at least two of them)."""
+def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], float]:
+    """Kept steps of an already-transformed series (log values when ``log``) and the sigma used."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ValueError("change_points needs a 1-D series of finite numbers")
@@ -396,8 +367,6 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, head: int = 0) -> tupl
         cps.pop()
     cps, long_eps = _pair_episodes(x, cps, s)
     cps = _tail(x, cps, sig, s, log)
-    if head:
-        cps = _head(x, cps, sig, s, log, head)
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
     out = [

@@ -8,7 +8,6 @@ last-good / first-bad pair that spans the gap, which is exactly the commit windo
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from operator import attrgetter
 
 import numpy as np
@@ -44,16 +43,13 @@ def direction_of(metric: str, before: float, after: float) -> str:
     return "regression" if worse else "improvement"
 
 
-def detect_series(series: SeriesData, settings: DetectSettings, data_start: datetime | None = None) -> list[Move]:
-    """Steps in the series' nightly trend, oldest first (see `core.steps` for the rules).
-
-    ``data_start``: the source's first stored nightly. A series that begins there begins with
-    the data, not with its kernel, so its first nights are not a young kernel's own regime."""
+def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
+    """Steps in the series' nightly trend, oldest first (see `core.steps` for the rules)."""
     pts = trend_points(series)
     if len(pts) < settings.min_size + 1:
         return []
     values = np.fromiter((p.value for p in pts), dtype=float, count=len(pts))
-    found, sigma = steps(np.log(values), settings, log=True, head=_young_head(pts, settings, data_start))
+    found, sigma = steps(np.log(values), settings, log=True)
     moves: list[Move] = []
     steps_ = [st for st in found if st.end is None]
     bounds = [0, *(st.index for st in steps_), len(pts)]
@@ -82,23 +78,6 @@ def detect_series(series: SeriesData, settings: DetectSettings, data_start: date
         )
     moves.sort(key=lambda m: m.first_bad.date)
     return moves
-
-
-def _young_head(pts: list[SeriesPoint], settings: DetectSettings, data_start: datetime | None) -> int:
-    """How many first nights may stand as a regime of their own: the run of nightlies, each at
-    most a day and a half after the one before, up to min_size - 1 (and the night after them).
-    A kernel that ran once and then not for days (its job switched off) is not "a step on its
-    second night". Negative: the series begins with the source's data, where a step needs two
-    nights (one is the edge of the data, not a kernel's first run)."""
-    if not settings.head_steps:
-        return 0
-    n = 0
-    while n < settings.min_size - 1 and n + 1 < len(pts) and \
-            (pts[n + 1].date - pts[n].date).total_seconds() <= 36 * 3600:
-        n += 1
-    if data_start is not None and pts[0].date <= data_start:
-        return -n  # the data's own first night is no kernel's first: a lone night there is not a regime
-    return n
 
 
 def _episode(series: SeriesData, pts: list[SeriesPoint], values: np.ndarray, st, sigma: float) -> Move:

@@ -34,7 +34,6 @@ class DetectSettings(BaseModel):
     revert_nights: int = Field(4, ge=0, le=60)
     revert_tolerance: float = Field(0.5, ge=0, le=1)
     episode_nights: int = Field(14, ge=0, le=120)
-    head_steps: bool = True
     match_nights: int = Field(2, ge=0, le=30)
     settle_nights: int = Field(14, ge=1, le=365)
     pooled_min_series: int = Field(3, ge=0, le=1000)

@@ -132,9 +132,8 @@ class Stages:
         self._code: dict[tuple[str, str], int] = {}
         self._this_pass: dict[tuple, tuple[Any, Any]] = {}  # rankings of windows not read whole
 
-    def detect(self, series: SeriesData, settings: DetectSettings | None = None,
-               data_start: datetime | None = None) -> list[Move]:
-        return list(self._detect(series, settings or self.dset, data_start))
+    def detect(self, series: SeriesData, settings: DetectSettings | None = None) -> list[Move]:
+        return list(self._detect(series, settings or self.dset))
 
     def reconcile(self, previous: Sequence[Move], current: Sequence[Move]) -> list[Move]:
         return list(self._reconcile(previous, current, self.dset))
@@ -452,10 +451,9 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
 
     night_of = {r.run_id: i for i, r in enumerate(view.trend)}
     track_of = {r.series_id: r.track_id for r in view.refs}
-    start = view.trend[0].date if view.trend else None
     found = {}
     for sid in series_ids:
-        found[sid] = stages.detect(view.data[sid], data_start=start)
+        found[sid] = stages.detect(view.data[sid])
         changed_at = view.measurement_changed_at(track_of[sid])
         if changed_at:  # the data says how it is measured changed there: a step needs less history
             found[sid] = onto_announced(view.data[sid], changed_at, stages.dset, found[sid])
