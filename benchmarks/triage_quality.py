@@ -218,7 +218,8 @@ COLUMNS = (
     ("method", ("per_cause_accuracy", "method_change")), ("hardware", ("per_cause_accuracy", "hardware")),
     ("kind", "kind_accuracy"), ("first-bad", "first_bad_exact"), ("culprit", "culprit_top1"),
     ("change", "change_commit_accuracy"), ("honest", "honest_within_3pct"), ("recall", "detection_recall"),
-    ("noise alerted", "noise_cases_alerted"), ("false/10k", "false_alerts_per_10k_series_nights"),
+    ("noise alerted", "noise_cases_alerted"), ("noise, no event", "noise_cases_alerted_unexplained"),
+    ("false/10k", "false_alerts_per_10k_series_nights"),
     ("nights to post", "mean_nights_to_post"), ("episodes", "episodes_ended_correctly"),
 )
 
@@ -269,6 +270,7 @@ def pooled(scores: list[dict]) -> dict:
         "change_commit_accuracy": rate(c["change_ok"] for c in non if c["change_ok"] is not None),
         "detection_recall": rate(c["alerts"] > 0 for c in non),
         "noise_cases_alerted": sum(s["noise_cases_alerted"] for s in scores),
+        "noise_cases_alerted_unexplained": sum(s.get("noise_cases_alerted_unexplained", 0) for s in scores),
         "false_alerts": sum(s["false_alerts"] for s in scores),
     }
     hon_n = sum(c["honest_n"] for c in non)

@@ -190,3 +190,37 @@ def test_an_alert_near_two_labels_counts_for_its_own_under_the_own_label_rule():
     assert cases["l1"]["alerts"] == 2 and cases["l1"]["first_bad_ok"]
     shared = {c["id"]: c for c in score(world, alerts)["cases"]}
     assert shared["l0"]["alerts"] == 3 and not shared["l0"]["first_bad_ok"]
+
+
+def test_an_alert_on_a_noisy_series_that_an_event_explains_is_not_about_the_scatter():
+    """b200 welford turns noisy on night 30. Alerts on it: one that moved with a labeled
+    hardware event (night 12, welford among its members), one on night 20 that no label claims
+    (before the noise began), one on night 40 that no label claims. The first rule counts the
+    case as alerted (any alert on the series); the stricter reading counts only the night-40
+    alert, and without it the case reads as not alerted."""
+    from types import SimpleNamespace
+
+    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(60)]
+
+    def lab(i, cause, kind, members, first):
+        return Label(id=f"l{i}", source="dashboard", cause=cause, kind=kind, direction="regression",
+                     members=members, metrics=("helion_speedup_geomean",), first_bad_run_id=str(100 + first),
+                     last_good_run_id=str(99 + first), end_run_id=None, culprit_sha=None, change_sha=None,
+                     honest_speedup={}, note="")
+
+    world = SimpleNamespace(labels=[lab(0, "noise", "scatter", (("b200", "welford"),), 30),
+                                    lab(1, "hardware", "thermal", (("b200", "welford"), ("b200", "gemm")), 12)],
+                            nights=nights, series_count=lambda: 2,
+                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 160 else None)
+
+    def alert(first, cause):
+        return dict(source="dashboard", platform_short="b200", kernel="welford", metric="helion_speedup_geomean",
+                    first_bad_run_id=str(100 + first), cause=cause, kind=None)
+
+    with_late = score(world, [alert(12, "hardware"), alert(20, "real"), alert(40, "real")])
+    without = score(world, [alert(12, "hardware"), alert(20, "real")])
+    assert with_late["noise_cases_alerted"] == without["noise_cases_alerted"] == 1
+    assert with_late["noise_cases_alerted_unexplained"] == 1
+    assert without["noise_cases_alerted_unexplained"] == 0
+    noisy = next(c for c in without["cases"] if c["id"] == "l0")
+    assert noisy["alerts"] == 2 and noisy["alerts_unexplained"] == 0

@@ -26,6 +26,16 @@ def _matches(world, label, alert) -> bool:
     return a is not None and b is not None and abs(a - b) <= 2
 
 
+def _explained(world, labels: list, noise_label, alert) -> bool:
+    """Is an alert matched to a noise label about something else: an event label (not noise)
+    matches it too, or its first bad nightly is more than two before the noise label's own (a
+    series that turns noisy at night 78 can have had a real step at night 68)?"""
+    if any(l.cause != "noise" and _matches(world, l, alert) for l in labels):
+        return True
+    a, b = world.night_of(alert.get("first_bad_run_id")), world.night_of(noise_label.first_bad_run_id)
+    return a is not None and b is not None and a < b - 2
+
+
 def _owners(world, alert, candidates: list) -> list:
     """The labels an alert that matches several is about: those that list its metric (when any
     does), then the nearest first-bad nightly. Two events two nights apart on one series (a
@@ -61,6 +71,10 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
     cases = []
     for l in labels:
         ms = matched[l.id]
+        # an alert on a noisy series that an event of the world explains (the series moved with
+        # a labeled event, within its nights and members), or that came before the series turned
+        # noisy, is not an alert about the scatter: the stricter reading, reported beside the first
+        unexplained = [a for a in ms if l.cause == "noise" and not _explained(world, labels, l, a)]
         got_cause = Counter(a.get("cause") for a in ms).most_common(1)[0][0] if ms else None
         got_kind = Counter(a.get("kind") for a in ms if a.get("cause") == got_cause).most_common(1)[0][0] if ms else None
         first_ok = bool(ms) and Counter(a.get("first_bad_run_id") for a in ms).most_common(1)[0][0] == l.first_bad_run_id
@@ -90,7 +104,7 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
                           cause_ok=(got_cause == l.cause) if l.cause != "noise" else (not ms or got_cause == "noise"),
                           kind_ok=same_kind(got_kind, l.kind) if l.cause != "noise" else (not ms or got_cause == "noise"), first_bad_ok=first_ok, culprit_ok=culprit_ok if l.culprit_sha else None,
                           change_ok=change_ok if l.change_sha else None, honest_ok=hon_ok, honest_n=hon_n,
-                          ended_ok=ended_ok, lag=lag, note=l.note))
+                          ended_ok=ended_ok, lag=lag, note=l.note, alerts_unexplained=len(unexplained)))
     non_noise = [c for c in cases if c["cause"] != "noise"]
     noise = [c for c in cases if c["cause"] == "noise"]
     detected = [c for c in non_noise if c["alerts"]]
@@ -120,6 +134,7 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
         "honest_within_3pct": round(sum(c["honest_ok"] for c in non_noise) / hon_n, 4) if hon_n else None,
         "noise_cases_alerted": sum(1 for c in noise if c["alerts"] and c["got_cause"] != "noise"),
         "noise_cases": len(noise),
+        "noise_cases_alerted_unexplained": sum(1 for c in noise if c["alerts_unexplained"] and c["got_cause"] != "noise"),
         "false_alerts": false_alerts,
         "false_alerts_per_10k_series_nights": round(false_alerts * 10_000 / denom, 3),
         "mean_nights_to_post": round(sum(lags) / len(lags), 3) if lags else None,
