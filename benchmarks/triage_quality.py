@@ -120,7 +120,8 @@ def _neutral(a: dict, posted: dict[int, int]) -> dict:
         change_sha=(a.get("change_commit") or {}).get("full_sha"),
         honest_speedup=a.get("true_speedup"),
         state="ended" if a["state"] == "ended" else ("retracted" if a["state"] == "retracted" else "live"),
-        end_run_id=(a.get("end") or {}).get("run_id"), group_id=str(a.get("group_id")),
+        end_run_id=(a.get("end") or {}).get("run_id"),
+        group_id=None if a.get("group_id") is None else str(a["group_id"]),
         first_posted_night=posted.get(a["id"]) if posted.get(a["id"], -1) >= 0 else None,
     )
 
@@ -220,6 +221,7 @@ COLUMNS = (
     ("change", "change_commit_accuracy"), ("honest", "honest_within_3pct"), ("recall", "detection_recall"),
     ("noise alerted", "noise_cases_alerted"), ("noise, no event", "noise_cases_alerted_unexplained"),
     ("false/10k", "false_alerts_per_10k_series_nights"),
+    ("false/10k, no event", "false_alerts_no_event_per_10k_series_nights"),
     ("nights to post", "mean_nights_to_post"), ("episodes", "episodes_ended_correctly"),
 )
 
@@ -283,6 +285,9 @@ def pooled(scores: list[dict]) -> dict:
                 for s in scores if s.get("series_nights") or s["false_alerts_per_10k_series_nights"])
     out["false_alerts_per_10k_series_nights"] = (
         round(out["false_alerts"] * 10_000 / denom, 3) if denom else 0.0)
+    out["false_alerts_no_event"] = sum(s.get("false_alerts_no_event", 0) for s in scores)
+    out["false_alerts_no_event_per_10k_series_nights"] = (
+        round(out["false_alerts_no_event"] * 10_000 / denom, 3) if denom else 0.0)
     lags = [c["lag"] for c in non if c["lag"] is not None and c["alerts"] and c.get("replayed", True)]
     out["mean_nights_to_post"] = round(sum(lags) / len(lags), 3) if lags else None
     eps = [c for c in non if c["ended_ok"] is not None]

@@ -224,3 +224,30 @@ def test_an_alert_on_a_noisy_series_that_an_event_explains_is_not_about_the_scat
     assert without["noise_cases_alerted_unexplained"] == 0
     noisy = next(c for c in without["cases"] if c["id"] == "l0")
     assert noisy["alerts"] == 2 and noisy["alerts_unexplained"] == 0
+
+
+def test_false_alerts_are_also_read_by_the_message_they_went_out_in():
+    """A labeled runner change on h100 gemm and rms_norm (night 10). benchwatch's group 1 holds
+    both and also softmax, which no label lists: a false alert in a right message. Group 2 is
+    layer_norm on night 30, which nothing explains: a message about nothing. Both are false
+    alerts; only the second is one with no event."""
+    from types import SimpleNamespace
+
+    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(40)]
+    label = Label(id="l0", source="dashboard", cause="hardware", kind="runner", direction="regression",
+                  members=(("h100", "gemm"), ("h100", "rms_norm")), metrics=("helion_speedup_geomean",),
+                  first_bad_run_id="110", last_good_run_id="109", end_run_id=None, culprit_sha=None,
+                  change_sha=None, honest_speedup={}, note="")
+    world = SimpleNamespace(labels=[label], nights=nights, series_count=lambda: 25,
+                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 140 else None)
+
+    def alert(kernel, first, group):
+        return dict(source="dashboard", platform_short="h100", kernel=kernel, metric="helion_speedup_geomean",
+                    first_bad_run_id=str(100 + first), cause="hardware", kind="runner", group_id=group)
+
+    s = score(world, [alert("gemm", 10, "1"), alert("rms_norm", 10, "1"), alert("softmax", 10, "1"),
+                      alert("layer_norm", 30, "2")])
+    assert s["false_alerts"] == 2 and s["false_alerts_no_event"] == 1
+    assert s["false_alerts_no_event_per_10k_series_nights"] == 1 * 10_000 / (25 * 40)
+    alone = score(world, [alert("softmax", 10, "3")])
+    assert alone["false_alerts"] == alone["false_alerts_no_event"] == 1

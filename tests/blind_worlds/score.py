@@ -118,6 +118,12 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
         cs = [c for c in cases if c["cause"] == cause]
         per_cause[cause] = rate(c["cause_ok"] for c in cs)
     false_alerts = sum(1 for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise")
+    # the same false alerts read by the message they went out in (one Slack summary per group): a
+    # false alert in a group that also holds an alert of a labeled event is one kernel too many in
+    # a right message; one in a group of false alerts only is a message about nothing
+    true_groups = {a.get("group_id") for j, a in enumerate(alerts) if j in used and a.get("group_id") is not None}
+    false_in_false_groups = sum(1 for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise"
+                                and (a.get("group_id") is None or a.get("group_id") not in true_groups))
     denom = max(world.series_count() * len(world.nights), 1)
     lags = [c["lag"] for c in detected if c["lag"] is not None]
     hon_n = sum(c["honest_n"] for c in non_noise)
@@ -137,6 +143,8 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
         "noise_cases_alerted_unexplained": sum(1 for c in noise if c["alerts_unexplained"] and c["got_cause"] != "noise"),
         "false_alerts": false_alerts,
         "false_alerts_per_10k_series_nights": round(false_alerts * 10_000 / denom, 3),
+        "false_alerts_no_event": false_in_false_groups,
+        "false_alerts_no_event_per_10k_series_nights": round(false_in_false_groups * 10_000 / denom, 3),
         "mean_nights_to_post": round(sum(lags) / len(lags), 3) if lags else None,
         "episodes_ended_correctly": f"{sum(1 for c in eps if c['ended_ok'])}/{len(eps)}",
         "cases": cases,
