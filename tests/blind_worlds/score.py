@@ -73,7 +73,9 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
         ms = matched[l.id]
         # an alert on a noisy series that an event of the world explains (the series moved with
         # a labeled event, within its nights and members), or that came before the series turned
-        # noisy, is not an alert about the scatter: the stricter reading, reported beside the first
+        # noisy, is not an alert about the scatter: the stricter reading, reported beside the first.
+        # A case counts there when it keeps such an alert and, as in the first reading, the cause
+        # most of its alerts give is not noise
         unexplained = [a for a in ms if l.cause == "noise" and not _explained(world, labels, l, a)]
         got_cause = Counter(a.get("cause") for a in ms).most_common(1)[0][0] if ms else None
         got_kind = Counter(a.get("kind") for a in ms if a.get("cause") == got_cause).most_common(1)[0][0] if ms else None
