@@ -159,24 +159,29 @@ def test_deterministic_per_seed(world, tmp_path):
     assert w2.pretuned_bytes(3) == world.pretuned_bytes(3)
 
 
+def _label(i, first, cause="method_change", kind="timer", members=(("h100", "rms_norm-bwd"),),
+           metrics=("helion_speedup_geomean",)) -> Label:
+    """A label for a hand-built world: first bad on nightly ``first`` (run ids are 100 + night)."""
+    return Label(id=f"l{i}", source="dashboard", cause=cause, kind=kind, direction="regression", members=members,
+                 metrics=metrics, first_bad_run_id=str(100 + first), last_good_run_id=str(99 + first),
+                 end_run_id=None, culprit_sha=None, change_sha=None, honest_speedup={}, note="")
+
+
+def _hand_world(labels: list, nights: int, series: int):
+    """A world as the scorer reads one: labels, ``nights`` nightlies with run ids 100.., a series count."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(labels=labels, nights=[SimpleNamespace(run_id=str(100 + i)) for i in range(nights)],
+                           series_count=lambda: series,
+                           night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 100 + nights else None)
+
+
 def test_an_alert_near_two_labels_counts_for_its_own_under_the_own_label_rule():
     """A cudagraph flip on night 10 and a compile-time fix on night 12 on the same series: under
     the own-label rule the compile-time alert is the second label's, not a vote on the first
     one's nightly or kind; under the first rule it counts for both."""
-    from types import SimpleNamespace
-
-    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(20)]
-
-    def lab(i, kind, metrics, first):
-        return Label(id=f"l{i}", source="dashboard", cause="method_change", kind=kind, direction="regression",
-                     members=(("h100", "rms_norm-bwd"),), metrics=metrics, first_bad_run_id=str(100 + first),
-                     last_good_run_id=str(99 + first), end_run_id=None, culprit_sha=None, change_sha=None,
-                     honest_speedup={}, note="")
-
-    world = SimpleNamespace(labels=[lab(0, "cudagraph", ("helion_speedup_geomean",), 10),
-                                    lab(1, "timer", ("compile_time_geomean_s",), 12)],
-                            nights=nights, series_count=lambda: 1,
-                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 120 else None)
+    world = _hand_world([_label(0, 10, kind="cudagraph"), _label(1, 12, metrics=("compile_time_geomean_s",))],
+                        nights=20, series=1)
 
     def alert(metric, first, kind):
         return dict(source="dashboard", platform_short="h100", kernel="rms_norm-bwd", metric=metric,
@@ -198,20 +203,9 @@ def test_an_alert_on_a_noisy_series_that_an_event_explains_is_not_about_the_scat
     (before the noise began), one on night 40 that no label claims. The first rule counts the
     case as alerted (any alert on the series); the stricter reading counts only the night-40
     alert, and without it the case reads as not alerted."""
-    from types import SimpleNamespace
-
-    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(60)]
-
-    def lab(i, cause, kind, members, first):
-        return Label(id=f"l{i}", source="dashboard", cause=cause, kind=kind, direction="regression",
-                     members=members, metrics=("helion_speedup_geomean",), first_bad_run_id=str(100 + first),
-                     last_good_run_id=str(99 + first), end_run_id=None, culprit_sha=None, change_sha=None,
-                     honest_speedup={}, note="")
-
-    world = SimpleNamespace(labels=[lab(0, "noise", "scatter", (("b200", "welford"),), 30),
-                                    lab(1, "hardware", "thermal", (("b200", "welford"), ("b200", "gemm")), 12)],
-                            nights=nights, series_count=lambda: 2,
-                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 160 else None)
+    world = _hand_world([_label(0, 30, cause="noise", kind="scatter", members=(("b200", "welford"),)),
+                         _label(1, 12, cause="hardware", kind="thermal",
+                                members=(("b200", "welford"), ("b200", "gemm")))], nights=60, series=2)
 
     def alert(first, cause):
         return dict(source="dashboard", platform_short="b200", kernel="welford", metric="helion_speedup_geomean",
@@ -231,15 +225,8 @@ def test_false_alerts_are_also_read_by_the_message_they_went_out_in():
     both and also softmax, which no label lists: a false alert in a right message. Group 2 is
     layer_norm on night 30, which nothing explains: a message about nothing. Both are false
     alerts; only the second is one with no event."""
-    from types import SimpleNamespace
-
-    nights = [SimpleNamespace(run_id=str(100 + i)) for i in range(40)]
-    label = Label(id="l0", source="dashboard", cause="hardware", kind="runner", direction="regression",
-                  members=(("h100", "gemm"), ("h100", "rms_norm")), metrics=("helion_speedup_geomean",),
-                  first_bad_run_id="110", last_good_run_id="109", end_run_id=None, culprit_sha=None,
-                  change_sha=None, honest_speedup={}, note="")
-    world = SimpleNamespace(labels=[label], nights=nights, series_count=lambda: 25,
-                            night_of=lambda r: int(r) - 100 if r is not None and 100 <= int(r) < 140 else None)
+    world = _hand_world([_label(0, 10, cause="hardware", kind="runner",
+                                members=(("h100", "gemm"), ("h100", "rms_norm")))], nights=40, series=25)
 
     def alert(kernel, first, group):
         return dict(source="dashboard", platform_short="h100", kernel=kernel, metric="helion_speedup_geomean",

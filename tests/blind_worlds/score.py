@@ -26,12 +26,9 @@ def _matches(world, label, alert) -> bool:
     return a is not None and b is not None and abs(a - b) <= 2
 
 
-def _explained(world, labels: list, noise_label, alert) -> bool:
-    """Is an alert matched to a noise label about something else: an event label (not noise)
-    matches it too, or its first bad nightly is more than two before the noise label's own (a
+def _before_noise(world, noise_label, alert) -> bool:
+    """Did the alert's first bad nightly come more than two before the series turned noisy (a
     series that turns noisy at night 78 can have had a real step at night 68)?"""
-    if any(l.cause != "noise" and _matches(world, l, alert) for l in labels):
-        return True
     a, b = world.night_of(alert.get("first_bad_run_id")), world.night_of(noise_label.first_bad_run_id)
     return a is not None and b is not None and a < b - 2
 
@@ -63,8 +60,11 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
     labels = world.labels
     matched: dict[str, list[dict]] = {l.id: [] for l in labels}
     used = set()
+    of_event = set()  # ids of alerts that an event label (not noise) matches, whoever owns them
     for j, a in enumerate(alerts):
         hits = [l for l in labels if _matches(world, l, a)]
+        if any(l.cause != "noise" for l in hits):
+            of_event.add(id(a))
         for l in (_owners(world, a, hits) if own_label else hits):
             matched[l.id].append(a)
             used.add(j)
@@ -76,7 +76,8 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
         # noisy, is not an alert about the scatter: the stricter reading, reported beside the first.
         # A case counts there when it keeps such an alert and, as in the first reading, the cause
         # most of its alerts give is not noise
-        unexplained = [a for a in ms if l.cause == "noise" and not _explained(world, labels, l, a)]
+        unexplained = [a for a in ms if l.cause == "noise" and id(a) not in of_event
+                       and not _before_noise(world, l, a)]
         got_cause = Counter(a.get("cause") for a in ms).most_common(1)[0][0] if ms else None
         got_kind = Counter(a.get("kind") for a in ms if a.get("cause") == got_cause).most_common(1)[0][0] if ms else None
         first_ok = bool(ms) and Counter(a.get("first_bad_run_id") for a in ms).most_common(1)[0][0] == l.first_bad_run_id
