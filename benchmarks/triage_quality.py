@@ -4,8 +4,9 @@ classifier), scored by the blind worlds' own scorer (`tests.blind_worlds.score`)
 
 benchwatch runs as production does: the documents of an early nightly are ingested cold, then
 every later nightly is fetched, ingested and detected in turn (so per-shape data is kept night by
-night, and "nights to first post" is measured, not assumed). The anchors read the last nightly's
-documents. Our worlds' labels are translated into the blind label format, so one scorer serves
+night, and "nights to first post" is measured, not assumed). Before the cold start, the last
+document to hold each series the dashboard later dropped is stored too (`retired_series_nights`).
+The anchors read the last nightly's documents. Our worlds' labels are translated into the blind label format, so one scorer serves
 both; a figure on our worlds alone is not evidence (they share the classifier's model).
 """
 
@@ -152,6 +153,23 @@ def _outages(session) -> list[dict]:
     return out
 
 
+def _series_keys(world, night: int) -> set[tuple[str, str, str]]:
+    keys = set()
+    for source, raw in (("dashboard", world.dashboard_bytes(night)), ("pretuned", world.pretuned_bytes(night))):
+        if raw is not None:
+            keys |= {(source, s["platform_short"], s["kernel"]) for s in json.loads(raw)["summary"]}
+    return keys
+
+
+def retired_series_nights(keys_by_night: list[set]) -> list[int]:
+    """The nightlies whose documents are the last to hold some series (a platform or kernel the
+    dashboard dropped, as Helion's builder drops mi325x once it stops running). A service that
+    ran through the world's life stored each night's document and kept those rows; the cold start
+    alone would never see them, and the labels on them would read as missed moves no one could
+    have caught. Ingesting these few documents before the replay stands in for those nights."""
+    return [n for n in range(len(keys_by_night) - 1) if keys_by_night[n] - keys_by_night[n + 1]]
+
+
 def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dict]:
     from service.config import load_settings
     from service.errors import BenchwatchError
@@ -167,7 +185,9 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
     posted: dict[int, int] = {}
     timings = {"cold_detect_s": None, "nightly_detect_s": []}
     last = len(world.nights) - 1
-    for n in range(min(start, last), last + 1):
+    history = retired_series_nights([_series_keys(world, n) for n in range(min(start, last) + 1)])
+    timings["history_nights"] = history
+    for n in [*history, *range(min(start, last), last + 1)]:
         published = {"dashboard": world.dashboard_bytes(n), "pretuned": world.pretuned_bytes(n)}
         for source, raw in published.items():
             if raw is None:  # nothing published that night (the held-out worlds before the pretuned suite)
@@ -178,6 +198,8 @@ def benchwatch_alerts(world, workdir: Path, start: int) -> tuple[list[dict], dic
                 ingest_source(store, settings, source, str(workdir / name))
             except BenchwatchError as exc:
                 timings.setdefault("refused_documents", []).append(f"night {n}: {exc.message}")
+        if n < start:  # an earlier night's document, stored as the nightly service would have
+            continue
         t0 = time.perf_counter()
         detect_pass(store, settings, world.repo, fetch=False, now=world.nights[n].date)
         dt = time.perf_counter() - t0
