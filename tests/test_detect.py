@@ -116,6 +116,20 @@ def test_week_long_excursion_is_one_episode_not_two_moves():
     assert [mv.state for mv in detect_series(make_series(y), S)] == ["confirmed", "confirmed"]
 
 
+def test_a_gain_given_back_within_the_episode_span_is_a_regression_not_an_ended_gain():
+    # a speed-up lands on night 100; another change gives most of it back on night 110: on-call
+    # must hear of the second as a regression (an episode is a move for the worse that recovered)
+    x = noisy(200, 23)
+    x[100:] *= 1.15
+    x[110:] /= 1.12
+    moves = detect_series(make_series(x), S)
+    assert [(m.first_bad.run_id, m.direction, m.state) for m in moves] == [
+        ("r100", "improvement", "confirmed"), ("r110", "regression", "confirmed")]
+    # the same shape for the worse is one episode that ended, on a time (lower is better) as well
+    (m,) = detect_series(make_series(x, metric="helion_latency_avg_ms"), S)  # up is slower here
+    assert (m.state, m.direction, m.first_bad.run_id, m.end.run_id) == ("ended", "regression", "r100", "r110")
+
+
 def test_small_step_below_the_magnitude_floor_is_ignored():
     x = noisy(300, 5, rel_sigma=0.002)
     x[150:] *= 0.985  # 1.5%: highly significant, but under the 3% floor

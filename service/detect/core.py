@@ -257,8 +257,14 @@ def _excursions(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, 
     return out
 
 
-def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings) -> tuple[list[int], list[tuple[int, int]]]:
-    """Kept steps that go out and come back within ``episode_nights``: (remaining cps, episodes)."""
+def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings,
+                   worse: float = 0.0) -> tuple[list[int], list[tuple[int, int]]]:
+    """Kept steps that go out and come back within ``episode_nights``: (remaining cps, episodes).
+
+    With ``worse`` (the sign of a regression in ``x``), only a step for the worse that recovers
+    is an episode: an improvement that goes away again is a regression of its own (a speed-up
+    landed, and two weeks later another commit gave it back), which on-call must hear of, not
+    read as "ended"."""
     if s.episode_nights <= s.revert_nights or len(cps) < 2:
         return cps, []
     lv = _levels(x, cps)
@@ -269,7 +275,8 @@ def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings) -> tuple[li
             length = bounds[i + 2] - bounds[i + 1]
             step = abs(lv[i + 1] - lv[i])
             back = abs(lv[i + 2] - lv[i])
-            if length <= s.episode_nights and back <= s.revert_tolerance * step:
+            for_the_worse = worse == 0 or (lv[i + 1] - lv[i]) * worse > 0
+            if for_the_worse and length <= s.episode_nights and back <= s.revert_tolerance * step:
                 eps.append((cps[i], cps[i + 1]))
                 i += 2
                 continue
@@ -348,8 +355,10 @@ def _unpinned(x: np.ndarray, cps: list[int], min_size: int) -> list[int]:
     return out
 
 
-def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], float]:
-    """Kept steps of an already-transformed series (log values when ``log``) and the sigma used."""
+def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) -> tuple[list[Step], float]:
+    """Kept steps of an already-transformed series (log values when ``log``) and the sigma used.
+    ``worse``: +1 when up in ``x`` is a regression, -1 when down is, 0 when unknown (see
+    `_pair_episodes`)."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ValueError("change_points needs a 1-D series of finite numbers")
@@ -365,7 +374,7 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool) -> tuple[list[Step], f
     cps = _prune(x, cps, sig, s, log)
     if cps and _young_and_reverted(x, cps, s):
         cps.pop()
-    cps, long_eps = _pair_episodes(x, cps, s)
+    cps, long_eps = _pair_episodes(x, cps, s, worse)
     cps = _tail(x, cps, sig, s, log)
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)

@@ -129,7 +129,7 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
     if sa <= 0 or sb <= 0:
         return []
     found, _ = steps((a / sa + b / sb) / np.sqrt(2.0), s.model_copy(update={"min_significance": s.joint_significance}),
-                     log=False)
+                     log=False, worse=1.0)
     cps = [st.index for st in found if st.end is None]
     bounds = [0, *cps, len(pairs)]
     out: list[Move] = []

@@ -49,7 +49,8 @@ def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
     if len(pts) < settings.min_size + 1:
         return []
     values = np.fromiter((p.value for p in pts), dtype=float, count=len(pts))
-    found, sigma = steps(np.log(values), settings, log=True)
+    found, sigma = steps(np.log(values), settings, log=True,
+                         worse=1.0 if series.key.metric in LOWER_IS_BETTER else -1.0)
     moves: list[Move] = []
     steps_ = [st for st in found if st.end is None]
     bounds = [0, *(st.index for st in steps_), len(pts)]
