@@ -6,8 +6,9 @@ benchwatch runs as production does: the documents of an early nightly are ingest
 every later nightly is fetched, ingested and detected in turn (so per-shape data is kept night by
 night, and "nights to first post" is measured, not assumed). Before the cold start, the last
 document to hold each series the dashboard later dropped is stored too (`retired_series_nights`).
-The anchors read the last nightly's documents. Our worlds' labels are translated into the blind label format, so one scorer serves
-both; a figure on our worlds alone is not evidence (they share the classifier's model).
+The anchors read the last nightly's documents. Our worlds' labels are translated into the blind
+label format, so one scorer serves both; a figure on our worlds alone is not evidence (they share
+the classifier's model).
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ def _outages(session) -> list[dict]:
 
 
 def _series_keys(world, night: int) -> set[tuple[str, str, str]]:
+    """(source, platform, kernel) of every row the night's two documents publish."""
     keys = set()
     for source, raw in (("dashboard", world.dashboard_bytes(night)), ("pretuned", world.pretuned_bytes(night))):
         if raw is not None:
