@@ -120,13 +120,13 @@ def score(world, alerts: list[dict], own_label: bool = False) -> dict:
     for cause in ("real", "method_change", "hardware", "noise"):
         cs = [c for c in cases if c["cause"] == cause]
         per_cause[cause] = rate(c["cause_ok"] for c in cs)
-    false_alerts = sum(1 for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise")
+    false = [a for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise"]
+    false_alerts = len(false)
     # the same false alerts read by the message they went out in (one Slack summary per group): a
     # false alert in a group that also holds an alert of a labeled event is one kernel too many in
     # a right message; one in a group of false alerts only is a message about nothing
     true_groups = {a.get("group_id") for j, a in enumerate(alerts) if j in used and a.get("group_id") is not None}
-    false_in_false_groups = sum(1 for j, a in enumerate(alerts) if j not in used and a.get("cause") != "noise"
-                                and (a.get("group_id") is None or a.get("group_id") not in true_groups))
+    false_in_false_groups = sum(1 for a in false if a.get("group_id") is None or a.get("group_id") not in true_groups)
     denom = max(world.series_count() * len(world.nights), 1)
     lags = [c["lag"] for c in detected if c["lag"] is not None]
     hon_n = sum(c["honest_n"] for c in non_noise)
