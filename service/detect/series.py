@@ -37,10 +37,14 @@ def _ref(p: SeriesPoint) -> RunRef:
     return RunRef(p.run_id, p.sha, p.full_sha, p.date, p.value)
 
 
+def worse_sign(metric: str) -> float:
+    """Which way the metric gets worse: +1 (up) for times, -1 (down) for everything else."""
+    return 1.0 if metric in LOWER_IS_BETTER else -1.0
+
+
 def direction_of(metric: str, before: float, after: float) -> str:
-    """'regression' when the metric got worse: up for times, down for everything else."""
-    worse = after > before if metric in LOWER_IS_BETTER else after < before
-    return "regression" if worse else "improvement"
+    """'regression' when the metric got worse (see `worse_sign`)."""
+    return "regression" if (after - before) * worse_sign(metric) > 0 else "improvement"
 
 
 def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
@@ -49,8 +53,7 @@ def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
     if len(pts) < settings.min_size + 1:
         return []
     values = np.fromiter((p.value for p in pts), dtype=float, count=len(pts))
-    found, sigma = steps(np.log(values), settings, log=True,
-                         worse=1.0 if series.key.metric in LOWER_IS_BETTER else -1.0)
+    found, sigma = steps(np.log(values), settings, log=True, worse=worse_sign(series.key.metric))
     moves: list[Move] = []
     steps_ = [st for st in found if st.end is None]
     bounds = [0, *(st.index for st in steps_), len(pts)]
