@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from benchmarks.anchors import hud_rule, naive_procedure
@@ -136,12 +136,16 @@ def _outages(session) -> list[dict]:
     from service.store.tables import HealthAlert, Run, Track
 
     out = []
+    trend = {src: [(r.date, r.run_id) for r in session.scalars(
+        select(Run).where(Run.source == src, Run.is_trend.is_(True)).order_by(Run.date))]
+        for src in session.scalars(select(HealthAlert.source).distinct())}
     for h in session.scalars(select(HealthAlert).where(HealthAlert.kind == "platform_outage")):
         run = session.get(Run, h.run_pk) if h.run_pk is not None else None
         if run is None or not h.platform_short:
             continue
         prev = session.scalar(select(Run).where(Run.source == h.source, Run.is_trend.is_(True),
                                                 Run.date < run.date).order_by(Run.date.desc()).limit(1))
+        back = recovery_run(trend[h.source], run.date, h.recovered_at) if h.state == "recovered" else None
         kernels = session.scalars(select(Track.kernel).where(Track.source == h.source,
                                                              Track.platform_short == h.platform_short))
         for kernel in kernels:
@@ -149,9 +153,20 @@ def _outages(session) -> list[dict]:
                 source=h.source, platform_short=h.platform_short, kernel=kernel, metric="health",
                 first_bad_run_id=run.run_id, last_good_run_id=prev.run_id if prev else None,
                 cause="hardware", kind="outage", culprit_sha=None, change_sha=None, honest_speedup=None,
-                state="ended" if h.state == "recovered" else "live", end_run_id=None,
+                state="ended" if h.state == "recovered" else "live", end_run_id=back,
                 group_id=f"H{h.id}", first_posted_night=None))
     return out
+
+
+def recovery_run(trend: list[tuple[datetime, str]], start: datetime, recovered_at: datetime | None) -> str | None:
+    """The nightly on which a platform outage ended: the newest trend run (``(date, run_id)`` in
+    date order) after the outage's first nightly and at or before the time the health alert says
+    it recovered (the pass after that nightly, or, for an outage found in the stored history,
+    that nightly's own date). The scorer reads it as the episode's end, as it reads a move's."""
+    if recovered_at is None:
+        return None
+    back = [run_id for date, run_id in trend if start < date <= recovered_at]
+    return back[-1] if back else None
 
 
 def _series_keys(world, night: int) -> set[tuple[str, str, str]]:

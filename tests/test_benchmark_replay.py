@@ -20,3 +20,19 @@ def test_nothing_extra_is_stored_when_every_series_is_still_published():
     growing = [{("pretuned", "b200", "gemm")}, {("pretuned", "b200", "gemm"), ("pretuned", "b200", "sum")}]
     assert retired_series_nights(growing) == []
     assert retired_series_nights([]) == []
+
+
+def test_an_outage_ends_on_the_last_nightly_before_the_health_alert_recovered():
+    from datetime import datetime, timedelta
+
+    from benchmarks.triage_quality import recovery_run
+
+    day = datetime(2026, 5, 1, 8)
+    trend = [(day + timedelta(days=i), f"r{i}") for i in range(6)]
+    # the outage began on r1; the pass six hours after r3 found the platform back
+    assert recovery_run(trend, trend[1][0], trend[3][0] + timedelta(hours=6)) == "r3"
+    # found in the stored history: recovered_at is the returning nightly's own date
+    assert recovery_run(trend, trend[1][0], trend[4][0]) == "r4"
+    # still down, or recovered before any later nightly was stored: no end to report
+    assert recovery_run(trend, trend[1][0], None) is None
+    assert recovery_run(trend, trend[5][0], trend[5][0] + timedelta(hours=6)) is None
