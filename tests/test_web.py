@@ -198,6 +198,8 @@ def test_session_cookie_is_signed_httponly_and_redirects_stay_on_site(client):
     assert r.headers["location"] == "/"
     cookie = r.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie
+    # a request that carries only a forged session cookie (the signed-in one dropped) is nobody's
+    client.cookies.clear()
     client.cookies.set("benchwatch_session", "forged.value.here")
     assert "alice" not in client.get("/").text
 
