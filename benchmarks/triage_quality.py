@@ -146,15 +146,14 @@ def _outages(session) -> list[dict]:
         run = session.get(Run, h.run_pk) if h.run_pk is not None else None
         if run is None or not h.platform_short:
             continue
-        prev = session.scalar(select(Run).where(Run.source == h.source, Run.is_trend.is_(True),
-                                                Run.date < run.date).order_by(Run.date.desc()).limit(1))
+        before = [run_id for date, run_id in trend[h.source] if date < run.date]  # the nightly before it
         back = recovery_run(trend[h.source], run.date, h.recovered_at) if h.state == "recovered" else None
         kernels = session.scalars(select(Track.kernel).where(Track.source == h.source,
                                                              Track.platform_short == h.platform_short))
         for kernel in kernels:
             out.append(dict(
                 source=h.source, platform_short=h.platform_short, kernel=kernel, metric="health",
-                first_bad_run_id=run.run_id, last_good_run_id=prev.run_id if prev else None,
+                first_bad_run_id=run.run_id, last_good_run_id=before[-1] if before else None,
                 cause="hardware", kind="outage", culprit_sha=None, change_sha=None, honest_speedup=None,
                 state="ended" if h.state == "recovered" else "live", end_run_id=back,
                 group_id=f"H{h.id}", first_posted_night=None))
