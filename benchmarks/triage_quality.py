@@ -58,6 +58,9 @@ BLIND_SETS = (
     ("j", "tests.blind_worlds_j", "91,92,93", "setJ",
      "the tenth blind set (tests/blind_worlds_j), written blind by a helper in the session of 2026-12-07, "
      "the one it is first measured in (windows ending May, Aug and Aug 2026)"),
+    ("k", "tests.blind_worlds_k", "101,102,103", "setK",
+     "the eleventh blind set (tests/blind_worlds_k), written blind by a helper in the session of "
+     "2026-12-07 (second), the one it is first measured in (windows ending Apr, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
