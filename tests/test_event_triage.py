@@ -61,6 +61,8 @@ COMMAND = FactChange("bench_command", "benchmark.yml: benchmarks/run.py runs twi
                      ".github/workflows/benchmark.yml", "run.py ... (again)", "run.py ...")
 PIN = FactChange("baseline_pin", "benchmark.yml: torch==2.10 -> torch==2.11", "method_change",
                  ".github/workflows/benchmark.yml", "torch==2.10", "torch==2.11")
+TPU_PIN = FactChange("toolchain_pin", ".github/ci_commit_pins/torch_tpu.txt: tpu toolchain pin 1577138 -> f863c2b",
+                     "hardware", ".github/ci_commit_pins/torch_tpu.txt", "1577138", "f863c2b")
 
 
 # --- the table -------------------------------------------------------------------------------------
@@ -155,6 +157,18 @@ CASES = {
     # torch pin: every speedup moves together, Helion's latency does not
     "baseline pin": (event([k(n, 9, 0, (9, 8)) for n in ("a", "b")], platform_facts=(PIN,),
                            top_candidate=commit(0.3)), "method_change", "baseline"),
+    # every speedup of one kernel moved and Helion's latency did not, in a window that bumps
+    # torch_tpu (the runtime the TPU baselines run on too), touches the harness, and changes
+    # nothing that defines the baselines: the new toolchain moved the baselines (hardware)
+    "baselines on a new toolchain": (event([k("softmax", 9, 0, (9, 8), compile_pct=0)], platform="tpu", ran=10,
+                                           platform_facts=(TPU_PIN,), top_candidate=commit(0.1),
+                                           harness_commit=commit(0.4, "[Pallas] benchmark tweak")),
+                                     "hardware", "driver"),
+    # the same footprint with the torch pin bumped in the same window: the baselines changed
+    "baselines on a new toolchain and a new pin": (event([k("softmax", 9, 0, (9, 8), compile_pct=0)], platform="tpu",
+                                                         ran=10, platform_facts=(TPU_PIN, PIN), top_candidate=commit(0.1),
+                                                         harness_commit=commit(0.4, "[Pallas] benchmark tweak")),
+                                                   "method_change", "baseline"),
     # capped autotune: compile time collapses the same night, Helion a bit slower
     "autotune": (event([k(n, -6, 6, compile_pct=-70) for n in ("a", "b", "c")], platform_facts=(AUTOTUNE,),
                        top_candidate=commit(0.45)), "method_change", "autotune"),

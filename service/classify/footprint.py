@@ -121,6 +121,23 @@ def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChang
     return any(f.kernels is None and f.kind in MACHINE_FACTS and f.path in paths for f in theirs)
 
 
+# what defines the baselines themselves (their torch/triton pins, a kernel's baseline
+# implementation): with one of these in the window a baseline move is the method's
+BASELINE_FACTS = frozenset({"baseline_pin", "baseline_impl", "pretuned_baseline"})
+
+
+def toolchain_under_baselines(ev: EventInput) -> FactChange | None:
+    """The platform's new toolchain (CUDA/ROCm image or runtime, the CuTe DSL, torch_tpu) when
+    nothing in the window changed the baselines themselves. The baselines run on that toolchain
+    as Helion does (cuBLAS and cuDNN ship in the CUDA image, the TPU baselines run on torch_tpu),
+    so their moving with it is what the new toolchain predicts, not a new baseline: a baseline
+    change comes from the repo (a torch/triton pin, a kernel's baseline) and names itself."""
+    facts = [*ev.platform_facts, *(f for k in ev.kernels for f in k.facts)]
+    if any(f.kind in BASELINE_FACTS for f in facts):
+        return None
+    return next((f for f in ev.platform_facts if f.kind in ("toolchain", "toolchain_pin")), None)
+
+
 def autotuning_moved(kernels: Iterable[KernelSteps], th: Thresholds) -> bool:
     """Did most of the kernels' compile time (most of it autotuning) step with them, either way?
     Then how long the autotuner searched, or what it found, changed: a commit to the autotuner
@@ -202,9 +219,17 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         comps, cc = _majority([p[1] for p in pats])
         obs.append(Observation("timers", timers, f"timers across {n} kernel(s): {_count(tc) or 'no second timer'}",
                                {"counts": dict(tc)}))
-        obs.append(Observation("comparators", comps,
-                               f"triton/torch.compile speedups: {_count(cc) or 'none around the step'}",
-                               {"counts": dict(cc)}))
+        tool = toolchain_under_baselines(ev) if comps == "with_helion" else None
+        if tool is not None:
+            obs.append(Observation(
+                "comparators", "with_toolchain",
+                f"triton/torch.compile speedups: {_count(cc)}; the baselines run on {ev.platform}'s new "
+                f"toolchain ({tool.detail}), and nothing changed the baselines themselves",
+                {"counts": dict(cc), **_fact_json(tool)}))
+        else:
+            obs.append(Observation("comparators", comps,
+                                   f"triton/torch.compile speedups: {_count(cc) or 'none around the step'}",
+                                   {"counts": dict(cc)}))
     else:
         vals = []
         for k in ev.kernels:
@@ -403,7 +428,8 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             return "timer"
         if "bench_command" in kinds:
             return "harness"  # the benchmark command itself changed (how often, which options)
-        if _is(by, "comparators", "with_helion") or _is(by, "per_baseline", "headline_only"):
+        if (_is(by, "comparators", "with_helion") or _is(by, "comparators", "with_toolchain")
+                or _is(by, "per_baseline", "headline_only")):
             return "baseline"
         # a harness commit and nothing parsed that says how: the commit's own words say whether
         # it was a timer; one timer moving alone is how any method change shows, not a timer's
