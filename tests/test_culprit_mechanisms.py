@@ -268,3 +268,32 @@ def test_a_pretuned_kernels_regenerated_configs_are_read_for_the_device_they_wer
                                key=SeriesKey("pretuned", "h100", "silu_mul_fp8", "geomean"))
     commit = Stages(load_settings(), helion_clone).attribute(move, h100["pretuned_config"])
     assert commit is not None and commit.full_sha == _full(helion_clone, "52326a08")
+
+
+@pytest.mark.parametrize("sha, platform, before, want", [
+    # the CUDA-lane bump for h100 (image and runtime): the baselines run on the new CUDA too
+    ("ed36077d", "h100", 1, ("with_toolchain", "hardware", "driver")),
+    # a torch_tpu pin bump: the TPU baselines run on torch_tpu
+    ("e17f38ee", "tpu", 2, ("with_toolchain", "hardware", "driver")),
+    # the torch pin itself (2.10 -> 2.11): that is what defines the baselines
+    ("e35ec3bd", "h100", 1, ("with_helion", "method_change", "baseline")),
+])
+def test_baselines_stepping_with_a_real_toolchain_change_are_the_machines(helion_clone, sha, platform, before, want):
+    """Every speedup of three kernels stepped together and Helion's latency stayed flat (the
+    baselines moved) across a real window: beside the platform's own new toolchain and nothing
+    that defines the baselines, that is the toolchain's footprint; beside a torch pin, a new
+    baseline. The facts are read from the real files at both ends."""
+    from service.classify.event import classify_event
+    from service.classify.explain import load_table
+    from service.classify.footprint import EventInput, KernelSteps, observe
+    from service.classify.levels import Step
+
+    lg, fb = _around(helion_clone, sha, before=before)
+    facts = tuple(repo_fact_changes(helion_clone, lg, fb, platform, "softmax"))
+    steps = lambda pct: Step(1.0, 1.0 + pct / 100.0, 0.01, 5, 5)  # noqa: E731
+    kernels = tuple(KernelSteps(k, steps(-9), steps(0), (steps(-9), steps(-8))) for k in ("softmax", "sum", "rms_norm"))
+    ev = EventInput(source="dashboard", platform=platform, kernels=kernels, ran=12, platform_facts=facts,
+                    window_known=True, code_commits=3)
+    comparators = next(o.value for o in observe(ev) if o.name == "comparators")
+    v = classify_event(ev, load_table())
+    assert (comparators, v.cause, v.kind) == want, [(e.check, e.verdict, e.detail) for e in v.evidence]
