@@ -61,6 +61,9 @@ BLIND_SETS = (
     ("k", "tests.blind_worlds_k", "101,102,103", "setK",
      "the eleventh blind set (tests/blind_worlds_k), written blind by a helper in the session of "
      "2026-12-07 (second), the one it is first measured in (windows ending Apr, Jul and Aug 2026)"),
+    ("l", "tests.blind_worlds_l", "111,112,113", "setL",
+     "the twelfth blind set (tests/blind_worlds_l), written blind by a helper in the same session, after "
+     "set K and before the session's service change was measured (windows ending May, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
