@@ -95,7 +95,9 @@ class EventInput:
     revert: Revert | None = None
 
 
-MACHINE_FACTS = frozenset({"runner_label", "toolchain", "toolchain_pin"})
+# the machine's compiler and runtime (CUDA/ROCm image or runtime, the CuTe DSL, torch_tpu)
+TOOLCHAIN_FACTS = frozenset({"toolchain", "toolchain_pin"})
+MACHINE_FACTS = frozenset({"runner_label"}) | TOOLCHAIN_FACTS
 # what moves Helion's compile time alone, and the kind each is: how long autotuning may search,
 # how often each kernel is run, the timer flags (`--measure-compile-time`). A baseline pin moves
 # only the speedups. Most telling first: it names both the kind and the change commit.
@@ -123,7 +125,7 @@ def shares_machine_change(mine: Iterable[FactChange], theirs: Iterable[FactChang
 
 # what defines the baselines themselves (their torch/triton pins, a kernel's baseline
 # implementation): with one of these in the window a baseline move is the method's
-BASELINE_FACTS = frozenset({"baseline_pin", "baseline_impl", "pretuned_baseline"})
+BASELINE_FACTS = frozenset({"baseline_pin"} | {f for f, m in FACT_MECHANISM.items() if m == "baseline"})
 
 
 def toolchain_under_baselines(ev: EventInput) -> FactChange | None:
@@ -135,7 +137,7 @@ def toolchain_under_baselines(ev: EventInput) -> FactChange | None:
     facts = [*ev.platform_facts, *(f for k in ev.kernels for f in k.facts)]
     if any(f.kind in BASELINE_FACTS for f in facts):
         return None
-    return next((f for f in ev.platform_facts if f.kind in ("toolchain", "toolchain_pin")), None)
+    return next((f for f in ev.platform_facts if f.kind in TOOLCHAIN_FACTS), None)
 
 
 def autotuning_moved(kernels: Iterable[KernelSteps], th: Thresholds) -> bool:
@@ -420,7 +422,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
             for fact, kind in COMPILE_MECHANISMS:
                 if fact in kinds:
                     return kind
-        if "baseline" in named or "baseline_pin" in kinds or attrs & {"baseline_label", "baselines"}:
+        if kinds & BASELINE_FACTS or attrs & {"baseline_label", "baselines"}:
             return "baseline"
         if "autotune" in kinds or _is(by, "compile", "dropped") or _is(by, "compile", "dropped_in_helion"):
             return "autotune"
@@ -441,7 +443,7 @@ def kind_of(cause: str, obs: list[Observation] | tuple[Observation, ...], ev: Ev
     if cause == "hardware":
         if "runner_label" in kinds or attrs & HARDWARE_ATTRIBUTES:
             return "runner"
-        if kinds & {"toolchain", "toolchain_pin"}:
+        if kinds & TOOLCHAIN_FACTS:
             return "driver"
         # no runner or toolchain change and the machine came back (on most of the kernels, or
         # some of their timers: a throttled week ends unevenly): thermal, not a new machine
