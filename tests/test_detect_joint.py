@@ -157,3 +157,61 @@ def test_a_joint_step_waits_for_confirm_nights():
         known, joint = _joint(speed, lat)
         found += bool(joint) or any(LONG_NIGHTS[m.first_bad.run_id] >= LONG - S.confirm_nights - 5 for m in known)
     assert found >= 15
+
+
+# --- one bad night on both timers (`one_night_dips`) -----------------------------------------
+
+
+def _dip(seed: int, night: int, pct: float, speed_pct=None, lat_pct=None, nights: int = 1):
+    """A kernel at 2% (speedup) and 1.5% (latency) scatter with ``nights`` bad nights from ``night``."""
+    rng = np.random.default_rng(seed)
+    speed = 2.0 * np.exp(rng.normal(0, 0.02, N))
+    lat = 0.5 * np.exp(rng.normal(0, 0.015, N))
+    speed[night:night + nights] *= 1 + (pct if speed_pct is None else speed_pct)
+    lat[night:night + nights] /= 1 + (pct if lat_pct is None else lat_pct)
+    return _series("helion_speedup_geomean", speed), _series("helion_latency_avg_ms", lat)
+
+
+def test_one_bad_night_on_both_timers_is_an_ended_move_of_each():
+    from service.detect.joint import one_night_dips
+
+    for seed in range(10):
+        speed, lat = _dip(seed, 30, -0.10)
+        assert detect_series(speed, S) == [] or all(_moved_night(m) != 30 for m in detect_series(speed, S))
+        dips = [m for m in one_night_dips(speed, lat, S, NIGHTS) if _moved_night(m) == 30]
+        assert sorted(m.key.metric for m in dips) == ["helion_latency_avg_ms", "helion_speedup_geomean"], seed
+        for m in dips:
+            assert (m.state, m.nights_after, m.joint, m.direction) == ("ended", 1, True, "regression")
+            assert m.last_good.run_id == "7029" and m.end.run_id == "7031"
+            assert m.significance >= S.min_significance
+        speedup = next(m for m in dips if m.key.metric == "helion_speedup_geomean")
+        assert speedup.after == pytest.approx(speed.points[30].value) and speedup.change_pct < -5
+
+
+@pytest.mark.parametrize("speed_pct, lat_pct", [(-0.10, 0.0), (0.0, -0.10), (-0.10, 0.10)])
+def test_an_outlier_on_one_timer_or_timers_that_disagree_is_no_dip(speed_pct, lat_pct):
+    """A stray outlier hits one timer; timers moving opposite ways is not the kernel's speed."""
+    from service.detect.joint import one_night_dips
+
+    for seed in range(10):
+        speed, lat = _dip(seed, 30, 0.0, speed_pct=speed_pct, lat_pct=lat_pct)
+        assert all(_moved_night(m) != 30 for m in one_night_dips(speed, lat, S, NIGHTS)), seed
+
+
+def test_two_bad_nights_or_a_step_are_not_one_night_dips():
+    """Two bad nights are the excursion rule's (`core._excursions`); a step stays down."""
+    from service.detect.joint import one_night_dips
+
+    for seed in range(10):
+        for nights in (2, N):
+            speed, lat = _dip(seed, 30, -0.10, nights=nights)
+            assert not [m for m in one_night_dips(speed, lat, S, NIGHTS) if 29 <= _moved_night(m) <= 31], (seed, nights)
+
+
+def test_quiet_timers_have_no_dips_and_the_newest_night_is_never_one():
+    """Noise alone makes no dip; a bad newest nightly has no night after it to say it came back."""
+    from service.detect.joint import one_night_dips
+
+    assert sum(len(one_night_dips(*_dip(seed, 30, 0.0), S, NIGHTS)) for seed in range(30)) == 0
+    speed, lat = _dip(5, N - 1, -0.15)
+    assert one_night_dips(speed, lat, S, NIGHTS) == []

@@ -48,11 +48,11 @@ def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/re
     return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
 
 
-def _world(store, shas: list[str], moved: tuple[str, ...]) -> None:
-    """h100, 1% scatter; from STEP to BACK the ``moved`` kernels are 12% slower on both timers."""
+def _world(store, shas: list[str], moved: tuple[str, ...], back: int = BACK) -> None:
+    """h100, 1% scatter; from STEP to ``back`` the ``moved`` kernels are 12% slower on both timers."""
     slower = {"helion_speedup_geomean": 0.88, "helion_latency_avg_ms": 1.13}
     write_world(store, shas, KERNELS, T0, lambda i, k, metric: slower.get(metric, 1.0)
-                if STEP <= i < BACK and k in moved else 1.0, seed=7, run_base=70_000)
+                if STEP <= i < back and k in moved else 1.0, seed=7, run_base=70_000)
 
 
 def _step_alerts(store, shas: list[str]) -> list[dict]:
@@ -142,3 +142,26 @@ def test_a_method_step_that_comes_back_by_itself_is_noise_and_one_reverted_is_an
         assert got and {a["state"] for a in got} == {"ended"} and {a["cause"] for a in got} == {"method_change"}
     else:
         assert all(a["state"] == "retracted" for a in got)  # never raised, or withdrawn
+
+
+@pytest.mark.parametrize("moved, reverted, event", [
+    (MOVED, True, True),  # merged one evening, reverted the next morning: one bad night, real
+    (MOVED, False, False),  # the same night with nothing undone: a bad night of the machine, noise
+    (("softmax",), True, False),  # one kernel's one bad night is an outlier, whatever the repo says
+])
+def test_a_change_reverted_the_next_morning_is_a_one_night_real_event(lite, tmp_path, moved, reverted, event):
+    """Several kernels slower on both timers for exactly one nightly, and the commit that did it
+    reverted before the next: a real regression with its end and its culprit. Every one-night
+    filter calls that night an outlier; the revert and the company are what say otherwise."""
+    shas = _repo(tmp_path / "helion", revert_night=STEP + 1 if reverted else None)
+    _world(lite, shas, moved, back=STEP + 1)
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = {a["kernel"]: a for a in _step_alerts(lite, shas) if a["state"] != "retracted"}
+    if not event:
+        assert got == {}
+        return
+    assert set(got) == set(moved)
+    assert {a["state"] for a in got.values()} == {"ended"} and {a["cause"] for a in got.values()} == {"real"}
+    assert {a["end"]["full_sha"] for a in got.values()} == {shas[STEP + 1]}
+    assert {a["culprit"]["subject"] for a in got.values()} == {CULPRIT}
+    assert len({a["group_id"] for a in got.values()}) == 1

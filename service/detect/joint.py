@@ -154,3 +154,62 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
             continue
         out += moves
     return out
+
+
+# --- one bad night on both timers ----------------------------------------------------------------
+
+
+def one_night_dips(speedup: SeriesData, latency: SeriesData, s: DetectSettings,
+                   night_of: Mapping[str, int]) -> list[Move]:
+    """Single nightlies on which both timers of a kernel left their level together and the next
+    nightly came back: ended moves of both series (``nights_after`` 1, ``end`` the night back).
+
+    Why: one bad night in one series is an outlier, and every filter drops it. A change merged
+    one evening and reverted the next morning leaves exactly that in every kernel it touched,
+    on both timers at once; a stray outlier hits one timer. So each such night is offered to
+    the event stage, which keeps it only where several kernels of a platform share it and a
+    revert in the window that followed names the change (`pipeline.events`); alone it is noise.
+    Each timer in units of its own scatter and signed so "Helion slower" is up: their sum /
+    sqrt(2) beyond ``min_significance`` of the level of the ``pooled_window`` nights before (a night with fewer before it is never one), each
+    timer the same way by ``joint_significance`` of its own (a stray outlier on one timer rarely
+    has the other that far out beside it) and ``min_change_pct``; the nights either side within
+    ``revert_tolerance`` of the excursion."""
+    from service.detect.core import noise_sigma
+    from service.detect.pooled import move_at
+
+    ps, pl = trend_points(speedup), trend_points(latency)
+    lat_at = {p.run_id: j for j, p in enumerate(pl)}
+    pairs = [(i, lat_at[p.run_id]) for i, p in enumerate(ps) if p.run_id in lat_at and p.run_id in night_of]
+    w = s.pooled_window
+    if len(pairs) < w + 2:
+        return []
+    a = -np.log([ps[i].value for i, _ in pairs])
+    b = np.log([pl[j].value for _, j in pairs])
+    sa, sb = noise_sigma(a), noise_sigma(b)
+    if sa <= 0 or sb <= 0:
+        return []
+    n = len(pairs)
+    la, lb = _levels_before(a, w), _levels_before(b, w)
+    za, zb = (a - la) / sa, (b - lb) / sb
+    z = (za + zb) / np.sqrt(2.0)
+    k = np.arange(n)
+    ok = (k >= w) & (k < n - 1) & (za * zb > 0) & (np.abs(z) >= s.min_significance)
+    ok &= np.minimum(np.abs(za), np.abs(zb)) >= s.joint_significance
+    ok &= np.minimum(np.abs(np.expm1(a - la)), np.abs(np.expm1(b - lb))) * 100.0 >= s.min_change_pct
+    out: list[Move] = []
+    for k in np.flatnonzero(ok):
+        # the nights either side, against the same level: back within revert_tolerance
+        side = [((a[j] - la[k]) / sa + (b[j] - lb[k]) / sb) / np.sqrt(2.0) for j in (k - 1, k + 1)]
+        if any(abs(v) > s.revert_tolerance * abs(z[k]) for v in side):
+            continue
+        for sd, pts, j, sigma in ((speedup, ps, pairs[k][0], sa), (latency, pl, pairs[k][1], sb)):
+            m = move_at(sd, pts, j, float(abs(z[k])), sigma, s, end=j + 1)
+            out.append(replace(m, state="ended", nights_after=1, end=_ref(pts[j + 1]), joint=True))
+    return out
+
+
+def _levels_before(x: np.ndarray, w: int) -> np.ndarray:
+    """For each index k >= w, the median of the ``w`` values before it (NaN before)."""
+    out = np.full(x.size, np.nan)
+    out[w:] = np.median(np.lib.stride_tricks.sliding_window_view(x, w)[:-1], axis=1)
+    return out

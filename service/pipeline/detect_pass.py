@@ -473,7 +473,17 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
         if more:
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
     _add_joint_moves(found, view, stages, night_of)
+    _add_night_dips(found, view, stages, night_of)
     return _crowd_only(_one_night_per_kernel(found, view, stages, night_of), view, stages, frozenset(asked))
+
+
+def _timer_pairs(view: SourceView) -> dict[tuple[str, str], dict[str, int]]:
+    """(platform, kernel) -> {headline or latency: series id}: each dashboard kernel's two timers."""
+    timers: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for r in view.refs:
+        if r.key.metric in (HEADLINE_OF[view.source], LATENCY) and r.series_id in view.data:
+            timers[(r.key.platform_short, r.key.kernel)][r.key.metric] = r.series_id
+    return {k: pair for k, pair in timers.items() if len(pair) == 2}
 
 
 def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Stages,
@@ -486,12 +496,8 @@ def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Sta
 
     if view.source != Source.DASHBOARD:
         return
-    timers: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
-    for r in view.refs:
-        if r.key.metric in (HEADLINE_OF[view.source], LATENCY) and r.series_id in view.data:
-            timers[(r.key.platform_short, r.key.kernel)][r.key.metric] = r.series_id
-    for pair in timers.values():
-        if len(pair) < 2 or not any(sid in found for sid in pair.values()):
+    for pair in _timer_pairs(view).values():
+        if not any(sid in found for sid in pair.values()):
             continue
         sp, lat = pair[HEADLINE_OF[view.source]], pair[LATENCY]
         known = [*found.get(sp, ()), *found.get(lat, ())]
@@ -499,6 +505,39 @@ def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Sta
             sid = sp if m.key == view.data[sp].key else lat
             if sid in found:
                 found[sid] = sorted([*found[sid], m], key=lambda x: x.first_bad.date)
+
+
+def _add_night_dips(found: dict[int, list[Move]], view: SourceView, stages: Stages,
+                    night_of: dict[str, int]) -> None:
+    """One bad night on both timers (`detect.joint.one_night_dips`), added (in place) where at
+    least ``group_min_kernels`` kernels of the platform had it on the same nightly, the same way,
+    and the series has no move of its own there. Every kernel of the platform is read, whichever
+    series are being detected, so `investigate` of one kernel sees the company the nightly saw.
+    Whether such a night is an event (a change and its revert) or noise is the event stage's."""
+    from service.detect.joint import one_night_dips
+
+    if view.source != Source.DASHBOARD:
+        return
+    pairs = _timer_pairs(view)
+    platforms = {view.data[sid].key.platform_short for sid in found}
+    sid_of = {view.data[sid].key: sid for pair in pairs.values() for sid in pair.values()}
+    dips: dict[tuple, list[Move]] = defaultdict(list)
+    for (platform, _), pair in pairs.items():
+        if platform not in platforms:
+            continue
+        sp, lat = pair[HEADLINE_OF[view.source]], pair[LATENCY]
+        for m in one_night_dips(view.data[sp], view.data[lat], stages.dset, night_of):
+            dips[(platform, night_of[m.first_bad.run_id], m.direction)].append(m)
+    near = stages.dset.match_nights
+    for (_, night, _), ms in dips.items():
+        if len({m.key.kernel for m in ms}) < stages.cset.group_min_kernels:
+            continue
+        for m in ms:
+            sid = sid_of[m.key]
+            if sid not in found or any(n.direction == m.direction and n.first_bad.run_id in night_of
+                                       and abs(night_of[n.first_bad.run_id] - night) <= near for n in found[sid]):
+                continue
+            found[sid] = sorted([*found[sid], m], key=lambda x: x.first_bad.date)
 
 
 def _one_night_per_kernel(found: dict[int, list[Move]], view: SourceView, stages: Stages,

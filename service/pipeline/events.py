@@ -214,9 +214,12 @@ class EventGatherer:
         # platform made it together (alone, or with a few, it is noise, as it always was), and
         # something explains the end: a machine that came back, or a commit that undid the
         # change as the level came back (a regression reverted three nights later). Several
-        # kernels out for a few nights with neither is no more than a bad stretch.
+        # kernels out for a few nights with neither is no more than a bad stretch. One bad night
+        # (`detect.joint.one_night_dips`) is an event only beside its revert: a machine having
+        # a bad night is what noise is.
+        one_night = all(m.state == "ended" and m.nights_after <= 1 for m in group.moves)
         episode = len(ev.kernels) >= self.stages.cset.group_min_kernels and (
-            v.cause == "hardware" or ev.revert is not None)
+            ev.revert is not None or (v.cause == "hardware" and not one_night))
         short = self.stages.dset.revert_nights
         blips = frozenset(move_key(m) for m in group.moves
                           if m.state == "ended" and m.nights_after <= short and not episode)
