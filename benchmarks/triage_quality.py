@@ -64,6 +64,9 @@ BLIND_SETS = (
     ("l", "tests.blind_worlds_l", "111,112,113", "setL",
      "the twelfth blind set (tests/blind_worlds_l), written blind by a helper in the same session, after "
      "set K and before the session's service change was measured (windows ending May, Jul and Aug 2026)"),
+    ("m", "tests.blind_worlds_m", "121,122,123", "setM",
+     "the thirteenth blind set (tests/blind_worlds_m), written blind by a helper in the session of 2026-12-07 "
+     "(third), while that session's service change was being measured (windows ending Mar, Jun and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
