@@ -119,6 +119,7 @@ class World:
     def __init__(self, seed: int, workdir: Path, nights: int | None):
         self.seed = seed
         self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)  # the harness passes a fresh folder
         self.tmp = Path(tempfile.mkdtemp(prefix=f"bwm{seed}-", dir=self.workdir))
         self.repo = self.tmp / "helion"
         subprocess.run(["git", "clone", "-q", str(bundle_path()), str(self.repo)], check=True,
