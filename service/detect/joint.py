@@ -170,10 +170,10 @@ def one_night_dips(speedup: SeriesData, latency: SeriesData, s: DetectSettings,
     the event stage, which keeps it only where several kernels of a platform share it and a
     revert in the window that followed names the change (`pipeline.events`); alone it is noise.
     Each timer in units of its own scatter and signed so "Helion slower" is up: their sum /
-    sqrt(2) beyond ``min_significance`` of the level of the ``pooled_window`` nights before (a night with fewer before it is never one), each
-    timer the same way by ``joint_significance`` of its own (a stray outlier on one timer rarely
-    has the other that far out beside it) and ``min_change_pct``; the nights either side within
-    ``revert_tolerance`` of the excursion."""
+    sqrt(2) beyond ``min_significance`` of the level of the ``pooled_window`` nights before (a
+    night with fewer before it is never one), each timer the same way by ``joint_significance``
+    of its own (a stray outlier on one timer rarely has the other that far out beside it) and
+    ``min_change_pct``; the nights either side within ``revert_tolerance`` of the excursion."""
     from service.detect.core import noise_sigma
     from service.detect.pooled import move_at
 
@@ -192,8 +192,8 @@ def one_night_dips(speedup: SeriesData, latency: SeriesData, s: DetectSettings,
     la, lb = _levels_before(a, w), _levels_before(b, w)
     za, zb = (a - la) / sa, (b - lb) / sb
     z = (za + zb) / np.sqrt(2.0)
-    k = np.arange(n)
-    ok = (k >= w) & (k < n - 1) & (za * zb > 0) & (np.abs(z) >= s.min_significance)
+    night = np.arange(n)
+    ok = (night >= w) & (night < n - 1) & (za * zb > 0) & (np.abs(z) >= s.min_significance)
     ok &= np.minimum(np.abs(za), np.abs(zb)) >= s.joint_significance
     ok &= np.minimum(np.abs(np.expm1(a - la)), np.abs(np.expm1(b - lb))) * 100.0 >= s.min_change_pct
     out: list[Move] = []
