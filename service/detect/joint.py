@@ -115,19 +115,13 @@ def joint_moves(speedup: SeriesData, latency: SeriesData, s: DetectSettings, kno
     direction within ``match_nights``. Under each timer's own bar, such a step is believed once
     ``confirm_nights`` nightlies hold it: two bad nights on both timers at the newest end may be
     a blip that comes back (the one-series tail rule stays each series' own)."""
-    from service.detect.core import noise_sigma, steps
+    from service.detect.core import steps
     from service.detect.pooled import move_at
 
-    ps, pl = trend_points(speedup), trend_points(latency)
-    lat_at = {p.run_id: j for j, p in enumerate(pl)}
-    pairs = [(i, lat_at[p.run_id]) for i, p in enumerate(ps) if p.run_id in lat_at and p.run_id in night_of]
-    if len(pairs) < 2 * s.min_size + 1:
+    both = _signed_timers(speedup, latency, night_of, 2 * s.min_size + 1)
+    if both is None:
         return []
-    a = -np.log([ps[i].value for i, _ in pairs])  # speedup down = Helion slower: up
-    b = np.log([pl[j].value for _, j in pairs])  # latency up = Helion slower: up
-    sa, sb = noise_sigma(a), noise_sigma(b)
-    if sa <= 0 or sb <= 0:
-        return []
+    ps, pl, pairs, a, b, sa, sb = both
     found, _ = steps((a / sa + b / sb) / np.sqrt(2.0), s.model_copy(update={"min_significance": s.joint_significance}),
                      log=False, worse=1.0)
     cps = [st.index for st in found if st.end is None]
@@ -174,20 +168,13 @@ def one_night_dips(speedup: SeriesData, latency: SeriesData, s: DetectSettings,
     night with fewer before it is never one), each timer the same way by ``joint_significance``
     of its own (a stray outlier on one timer rarely has the other that far out beside it) and
     ``min_change_pct``; the nights either side within ``revert_tolerance`` of the excursion."""
-    from service.detect.core import noise_sigma
     from service.detect.pooled import move_at
 
-    ps, pl = trend_points(speedup), trend_points(latency)
-    lat_at = {p.run_id: j for j, p in enumerate(pl)}
-    pairs = [(i, lat_at[p.run_id]) for i, p in enumerate(ps) if p.run_id in lat_at and p.run_id in night_of]
     w = s.pooled_window
-    if len(pairs) < w + 2:
+    both = _signed_timers(speedup, latency, night_of, w + 2)
+    if both is None:
         return []
-    a = -np.log([ps[i].value for i, _ in pairs])
-    b = np.log([pl[j].value for _, j in pairs])
-    sa, sb = noise_sigma(a), noise_sigma(b)
-    if sa <= 0 or sb <= 0:
-        return []
+    ps, pl, pairs, a, b, sa, sb = both
     n = len(pairs)
     la, lb = _levels_before(a, w), _levels_before(b, w)
     za, zb = (a - la) / sa, (b - lb) / sb
@@ -209,7 +196,32 @@ def one_night_dips(speedup: SeriesData, latency: SeriesData, s: DetectSettings,
 
 
 def _levels_before(x: np.ndarray, w: int) -> np.ndarray:
-    """For each index k >= w, the median of the ``w`` values before it (NaN before)."""
+    """For each index k >= w, the median of the ``w`` values before it (NaN before): the
+    platform-wide rule's windowed medians (`pooled._windowed_steps`), its full windows only."""
+    from service.detect.pooled import _windowed_steps
+
     out = np.full(x.size, np.nan)
-    out[w:] = np.median(np.lib.stride_tricks.sliding_window_view(x, w)[:-1], axis=1)
+    js, before, _ = _windowed_steps(x, w, 1)
+    full = js >= w
+    out[js[full]] = before[full]
     return out
+
+
+def _signed_timers(speedup: SeriesData, latency: SeriesData, night_of: Mapping[str, int], least: int):
+    """A kernel's two timers on the nightlies both ran, each as log values signed so "Helion
+    slower" is up, with its own noise sigma: (speedup points, latency points, index pairs, speedup
+    values, latency values, their sigmas); None with fewer than ``least`` such nightlies or a
+    timer without scatter."""
+    from service.detect.core import noise_sigma
+
+    ps, pl = trend_points(speedup), trend_points(latency)
+    lat_at = {p.run_id: j for j, p in enumerate(pl)}
+    pairs = [(i, lat_at[p.run_id]) for i, p in enumerate(ps) if p.run_id in lat_at and p.run_id in night_of]
+    if len(pairs) < least:
+        return None
+    a = -np.log([ps[i].value for i, _ in pairs])  # speedup down = Helion slower: up
+    b = np.log([pl[j].value for _, j in pairs])  # latency up = Helion slower: up
+    sa, sb = noise_sigma(a), noise_sigma(b)
+    if sa <= 0 or sb <= 0:
+        return None
+    return ps, pl, pairs, a, b, sa, sb

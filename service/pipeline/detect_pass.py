@@ -472,8 +472,9 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
         more = extra.get(view.data[sid].key)
         if more:
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
-    _add_joint_moves(found, view, stages, night_of)
-    _add_night_dips(found, view, stages, night_of)
+    pairs = _timer_pairs(view)
+    _add_joint_moves(found, view, stages, night_of, pairs)
+    _add_night_dips(found, view, stages, night_of, pairs)
     return _crowd_only(_one_night_per_kernel(found, view, stages, night_of), view, stages, frozenset(asked))
 
 
@@ -487,7 +488,7 @@ def _timer_pairs(view: SourceView) -> dict[tuple[str, str], dict[str, int]]:
 
 
 def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Stages,
-                     night_of: dict[str, int]) -> None:
+                     night_of: dict[str, int], pairs: dict[tuple[str, str], dict[str, int]]) -> None:
     """Steps a kernel's two timers show together and neither alone (`detect.joint.joint_moves`),
     added (in place) to the timers being detected. The other timer is read as it is stored
     even when it has no new nightly (a night its run failed): the step stays found, night after
@@ -496,7 +497,7 @@ def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Sta
 
     if view.source != Source.DASHBOARD:
         return
-    for pair in _timer_pairs(view).values():
+    for pair in pairs.values():
         if not any(sid in found for sid in pair.values()):
             continue
         sp, lat = pair[HEADLINE_OF[view.source]], pair[LATENCY]
@@ -508,7 +509,7 @@ def _add_joint_moves(found: dict[int, list[Move]], view: SourceView, stages: Sta
 
 
 def _add_night_dips(found: dict[int, list[Move]], view: SourceView, stages: Stages,
-                    night_of: dict[str, int]) -> None:
+                    night_of: dict[str, int], pairs: dict[tuple[str, str], dict[str, int]]) -> None:
     """One bad night on both timers (`detect.joint.one_night_dips`), added (in place) where at
     least ``group_min_kernels`` kernels of the platform had it on the same nightly, the same way,
     and the series has no move of its own there. Every kernel of the platform is read, whichever
@@ -518,7 +519,6 @@ def _add_night_dips(found: dict[int, list[Move]], view: SourceView, stages: Stag
 
     if view.source != Source.DASHBOARD:
         return
-    pairs = _timer_pairs(view)
     platforms = {view.data[sid].key.platform_short for sid in found}
     sid_of = {view.data[sid].key: sid for pair in pairs.values() for sid in pair.values()}
     dips: dict[tuple, list[Move]] = defaultdict(list)
