@@ -67,6 +67,9 @@ BLIND_SETS = (
     ("m", "tests.blind_worlds_m", "121,122,123", "setM",
      "the thirteenth blind set (tests/blind_worlds_m), written blind by a helper in the session of 2026-12-07 "
      "(third), while that session's service change was being measured (windows ending Mar, Jun and Aug 2026)"),
+    ("n", "tests.blind_worlds_n", "131,132,133", "setN",
+     "the fourteenth blind set (tests/blind_worlds_n), written blind by a helper in the session of 2026-12-07 "
+     "(fourth), before that session's service change was measured (windows ending Mar, May and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
