@@ -440,6 +440,18 @@ def test_a_commit_naming_the_moved_kernel_outranks_a_louder_tag(history, rules):
     assert alone.score == ranked[0].score <= 1.0
 
 
+
+def test_naming_the_kernel_on_another_machine_puts_no_commit_first(history, rules):
+    """8d5cc261 ranks TPU matmul candidates ("matmul" names gemm): for a B200 gemm move it is that
+    kernel on another machine, so naming it lifts it above nothing. 59ab304e (autotuner config
+    priors, backend-neutral) leads the window; for a TPU gemm move 8d5cc261 leads."""
+    tpu_matmul, priors = _by_sha(history, "8d5cc261"), _by_sha(history, "59ab304e")
+    window = _window([tpu_matmul, priors])
+    on_b200 = rank_commits(window, "b200", ("gemm", "jsd"), rules)
+    assert on_b200[0].full_sha == priors.full_sha
+    assert any("subject names tpu" in why for why in on_b200[1].reasons)
+    assert rank_commits(window, "tpu", ("gemm", "jsd"), rules)[0].full_sha == tpu_matmul.full_sha
+
 @pytest.mark.parametrize("prefix, timer", [
     ("22d88942", True),   # Fix compile time measurements
     ("52326a08", True),   # [pretuned_kernels] clear L2 cache in cudagraph timing

@@ -292,11 +292,8 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     cover = _coverage(named, [base for base, _, _ in names], rules) if named else 0.0
     named = named[0] if named else None
     own_family = False
-    if named:
-        raw += w.kernel * cover
-        reasons.append(f"names kernel {named}" + ("" if cover >= 1.0 else
-                       f" (its kind of kernel is {round(cover * len(names))} of the {len(names)} that moved)"))
-    else:
+    kernel_reason_at = len(reasons)  # the kernel's boost is added once the slice is known (below)
+    if not named:
         for fam_name in families:
             fam = rules.families[fam_name]
             word = _first_mention(c.subject, fam.words)
@@ -332,6 +329,19 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
     if own_tag and own_tag in sl.shared_tags and not hint and not own_files and not any(
             t in sl.own.tags and t not in sl.shared_tags for t in tags):
         narrowed = other_tag
+    # the subject, tag or paths say the change is for another platform: a kernel it names is that
+    # kernel on the other machine ("rank TPU matmul candidates" says nothing of a B200 gemm)
+    meant_elsewhere = bool(narrowed or (other_device and own_evidence)
+                           or (not own_evidence and (other_tag or other_path or other_hint)))
+    if named:
+        if meant_elsewhere:
+            why = f"names kernel {named}, on the other platform it is for: not counted"
+        else:
+            raw += w.kernel * cover
+            why = f"names kernel {named}" + ("" if cover >= 1.0 else
+                                             f" (its kind of kernel is {round(cover * len(names))} of the "
+                                             f"{len(names)} that moved)")
+        reasons.insert(kernel_reason_at, why)
     if narrowed:
         factor *= w.other_slice
         reasons.append(f"[{_as_written(c.subject, own_tag)}] narrowed to another platform by "
@@ -379,7 +389,7 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
         reasons.append(f"subject says nothing that runs changed ({quiet!r}): discounted")
     # naming the moved kernel puts a commit ahead of louder tags (order only: the score a person
     # reads keeps one scale)
-    order = raw + (w.kernel_rank * cover if named else 0.0)
+    order = raw + (w.kernel_rank * cover if named and not meant_elsewhere else 0.0)
     return round(min(1.0, raw) * factor, 4), order * factor, reasons
 
 
