@@ -57,7 +57,8 @@ BLIND_SETS = (
      "2026-12-06, the one it is first measured in (windows ending Apr, Jul and Aug 2026)"),
     ("j", "tests.blind_worlds_j", "91,92,93", "setJ",
      "the tenth blind set (tests/blind_worlds_j), written blind by a helper in the session of 2026-12-07, "
-     "the one it is first measured in (windows ending May, Aug and Aug 2026)"),
+     "the one it is first measured in (windows ending May, Aug and Aug 2026); a development set since the "
+     "thirteenth session read its hardware misses"),
     ("k", "tests.blind_worlds_k", "101,102,103", "setK",
      "the eleventh blind set (tests/blind_worlds_k), written blind by a helper in the session of "
      "2026-12-07 (second), the one it is first measured in (windows ending Apr, Jul and Aug 2026)"),
