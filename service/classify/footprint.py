@@ -31,8 +31,8 @@ GLOBAL_METHOD_FACTS = frozenset({"baseline_pin", "autotune", "latency_mode", "be
 # observation values that name a way the measurement changed (as opposed to timers disagreeing)
 METHOD_MECHANISMS = frozenset({
     ("kernel_method", "all"), ("kernel_method", "some"), ("global_method", "present"),
-    ("harness_commit", "present"), ("attributes", "method"), ("shapes", "changed"), ("compile", "dropped"),
-    ("compile", "rose"), ("comparators", "with_helion"), ("per_baseline", "headline_only"),
+    ("harness_commit", "present"), ("harness_commit", "timer"), ("attributes", "method"), ("shapes", "changed"),
+    ("compile", "dropped"), ("compile", "rose"), ("comparators", "with_helion"), ("per_baseline", "headline_only"),
 })
 METHOD_ATTRIBUTES = frozenset({"baseline_label", "cudagraph", "baselines"})
 HARDWARE_ATTRIBUTES = frozenset({"platform", "compute"})
@@ -379,11 +379,15 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
             obs.append(Observation("window", "code", f"{ev.code_commits} commit(s) in the window change Helion's code"))
 
     if ev.window_known:
+        # the harness commit's own subject says it changed how something is timed or measured ("Fix
+        # compile time measurements", "device-agnostic compile-time sync"): the author's word that
+        # the measurement moved, which a harness commit in general is not
         h = ev.harness_commit
         obs.append(Observation(
-            "harness_commit", "present" if h is not None else "none",
-            f"harness change in the window: {h.sha[:8]} {h.subject!r}" if h is not None
-            else "no commit in the window changes the benchmark harness",
+            "harness_commit", "none" if h is None else "timer" if ev.harness_timer else "present",
+            "no commit in the window changes the benchmark harness" if h is None else
+            f"harness change in the window that says it changed a timer: {h.sha[:8]} {h.subject!r}"
+            if ev.harness_timer else f"harness change in the window: {h.sha[:8]} {h.subject!r}",
             {"sha": h.full_sha if h is not None else None}))
     r = ev.revert
     if ev.ended and r is not None:
