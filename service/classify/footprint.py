@@ -383,12 +383,15 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         # compile time measurements", "device-agnostic compile-time sync"): the author's word that
         # the measurement moved, which a harness commit in general is not
         h = ev.harness_commit
-        obs.append(Observation(
-            "harness_commit", "none" if h is None else "timer" if ev.harness_timer else "present",
-            "no commit in the window changes the benchmark harness" if h is None else
-            f"harness change in the window that says it changed a timer: {h.sha[:8]} {h.subject!r}"
-            if ev.harness_timer else f"harness change in the window: {h.sha[:8]} {h.subject!r}",
-            {"sha": h.full_sha if h is not None else None}))
+        if h is None:
+            obs.append(Observation("harness_commit", "none", "no commit in the window changes the benchmark harness",
+                                   {"sha": None}))
+        elif ev.harness_timer:
+            obs.append(Observation("harness_commit", "timer", f"harness change in the window that says it changed a "
+                                   f"timer: {h.sha[:8]} {h.subject!r}", {"sha": h.full_sha}))
+        else:
+            obs.append(Observation("harness_commit", "present", f"harness change in the window: {h.sha[:8]} "
+                                   f"{h.subject!r}", {"sha": h.full_sha}))
     r = ev.revert
     if ev.ended and r is not None:
         obs.append(Observation(
