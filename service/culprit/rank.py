@@ -342,22 +342,23 @@ def _score(c: CommitInfo, platform: str, names: list[tuple[str, list[str], list[
                                              f" (its kind of kernel is {round(cover * len(names))} of the "
                                              f"{len(names)} that moved)")
         reasons.insert(kernel_reason_at, why)
-    if narrowed:
-        factor *= w.other_slice
-        reasons.append(f"[{_as_written(c.subject, own_tag)}] narrowed to another platform by "
-                       f"[{_as_written(c.subject, narrowed)}]: discounted")
-    elif other_device and own_evidence:
-        factor *= w.other_slice
-        reasons.append(f"subject names another device ({other_device}): discounted")
-    elif not own_evidence and (other_tag or other_path or other_hint):
-        # backend-neutral code touched as well can still move this platform: discount less
-        factor *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
-        if other_tag:
-            reasons.append(f"other slice [{_as_written(c.subject, other_tag)}]: discounted")
-        elif other_path:
-            reasons.append(f"other slice (touches {other_path}): discounted")
-        else:
-            reasons.append(f"other slice (subject names {other_hint}): discounted")
+    if meant_elsewhere:  # discounted, and how much and why by which sign said so
+        if narrowed:
+            factor *= w.other_slice
+            reasons.append(f"[{_as_written(c.subject, own_tag)}] narrowed to another platform by "
+                           f"[{_as_written(c.subject, narrowed)}]: discounted")
+        elif other_device and own_evidence:
+            factor *= w.other_slice
+            reasons.append(f"subject names another device ({other_device}): discounted")
+        else:  # no evidence of this platform, and another slice's tag, path or device word
+            # backend-neutral code touched as well can still move this platform: discount less
+            factor *= w.other_slice if (other_tag or not shared) else (1.0 + w.other_slice) / 2
+            if other_tag:
+                reasons.append(f"other slice [{_as_written(c.subject, other_tag)}]: discounted")
+            elif other_path:
+                reasons.append(f"other slice (touches {other_path}): discounted")
+            else:
+                reasons.append(f"other slice (subject names {other_hint}): discounted")
 
     if other_family is not None:
         factor *= w.other_family
