@@ -71,6 +71,9 @@ BLIND_SETS = (
     ("n", "tests.blind_worlds_n", "131,132,133", "setN",
      "the fourteenth blind set (tests/blind_worlds_n), written blind by a helper in the session of 2026-12-07 "
      "(fourth), before that session's service change was measured (windows ending Mar, May and Aug 2026)"),
+    ("o", "tests.blind_worlds_o", "141,142,143", "setO",
+     "the fifteenth blind set (tests/blind_worlds_o), written blind by a helper in the session of 2026-12-07 "
+     "(fifth), measured first on the session's starting commit (windows ending Feb, Jun and Jul 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
