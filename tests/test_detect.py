@@ -116,6 +116,32 @@ def test_week_long_excursion_is_one_episode_not_two_moves():
     assert [mv.state for mv in detect_series(make_series(y), S)] == ["confirmed", "confirmed"]
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_throttling_worst_on_its_first_nights_is_one_episode_to_its_last_bad_night(seed):
+    # 30% down for three nights, then 15% down for three, then back: the search returns two short
+    # segments on one side; judged one at a time the milder half read as "back", so the week
+    # vanished as a blip (or became a regression and two fixes)
+    x = noisy(200, seed)
+    x[100:103] *= 0.70
+    x[103:106] *= 0.85
+    (m,) = detect_series(make_series(x), S)
+    assert (m.state, m.direction, m.first_bad.run_id, m.end.run_id) == ("ended", "regression", "r100", "r106")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_no_second_move_inside_an_episode(seed):
+    # two deep nights, then four milder ones, on a noisy series: whatever the search makes of
+    # it, a night of the series belongs to one move at most (the deep nights were reported as an
+    # excursion of their own beside the episode that holds them: two alerts for one week)
+    x = noisy(200, seed, rel_sigma=0.04)
+    x[100:102] *= 0.65
+    x[102:106] *= 0.85
+    spans = sorted((int(m.first_bad.run_id[1:]), int(m.end.run_id[1:]) if m.end else 200)
+                   for m in detect_series(make_series(x), S))
+    assert spans and spans[0][0] == 100
+    assert all(b <= c for (_, b), (c, _) in zip(spans, spans[1:]))
+
+
 def test_a_gain_given_back_within_the_episode_span_is_a_regression_not_an_ended_gain():
     # a speed-up lands on night 100; another change gives most of it back on night 110: on-call
     # must hear of the second as a regression (an episode is a move for the worse that recovered)

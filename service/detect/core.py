@@ -207,7 +207,39 @@ def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: 
     return bounds[1:-1]
 
 
-def _drop_blips(x: np.ndarray, cps: list[int], s: DetectSettings) -> list[int]:
+def _run_back(lv: list[float], bounds: list[int], i: int, sigma: float, s: DetectSettings) -> tuple[int, bool]:
+    """Segment ``i`` left the level of segment ``i - 1``: (the segment after the run of segments
+    that stayed out, whether that one is back within ``revert_tolerance`` of the run's biggest
+    departure).
+
+    Why a run and not one segment: throttling is often worst on its first nights and milder
+    after (or the reverse), so the search returns two or three short segments on one side before
+    the level comes back. Judged a segment at a time, the milder half reads as "back" and the
+    whole week vanished as a blip, or the two halves became a regression and two fixes. A
+    segment continues the run when it is short (``revert_nights``), still out by
+    ``min_significance`` sigmas on the same side and not the last one, and either not back yet
+    or followed by a segment back within ``min_significance`` sigmas of the old level (the true
+    return). A drifting series, whose short segments wander and rarely land on the old level
+    again, keeps the one-segment reading.
+    """
+    base = lv[i - 1]
+    sign = math.copysign(1.0, lv[i] - base)
+    out = abs(lv[i] - base)
+    bar = s.min_significance * sigma
+    j = i + 1
+    while j < len(lv):
+        off = (lv[j] - base) * sign
+        back = abs(lv[j] - base) <= s.revert_tolerance * out
+        still_out = off >= bar and j < len(lv) - 1 and bounds[j + 1] - bounds[j] <= s.revert_nights
+        if still_out and (not back or abs(lv[j + 1] - base) < bar):
+            out = max(out, off)
+            j += 1
+            continue
+        return j, back
+    return j, False
+
+
+def _drop_blips(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings) -> list[int]:
     """Remove short excursions that come back: in one series a blip is noise, not a regression
     and a fix (`_excursions` reports them separately, as ended moves, for the event stage)."""
     if s.revert_nights <= 0:
@@ -218,10 +250,9 @@ def _drop_blips(x: np.ndarray, cps: list[int], s: DetectSettings) -> list[int]:
         lv = _levels(x, cps)
         bounds = [0, *cps, x.size]
         for i in range(1, len(lv) - 1):  # interior segments only
-            length = bounds[i + 1] - bounds[i]
-            out = abs(lv[i] - lv[i - 1])
-            if length <= s.revert_nights and abs(lv[i + 1] - lv[i - 1]) <= s.revert_tolerance * out:
-                del cps[i - 1 : i + 1]
+            j, back = _run_back(lv, bounds, i, sigma, s)
+            if back and bounds[j] - bounds[i] <= s.revert_nights:
+                del cps[i - 1 : j]
                 changed = True
                 break
     return cps
@@ -257,7 +288,7 @@ def _excursions(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, 
     return out
 
 
-def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings,
+def _pair_episodes(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings,
                    worse: float = 0.0) -> tuple[list[int], list[tuple[int, int]]]:
     """Kept steps that go out and come back within ``episode_nights``: (remaining cps, episodes).
 
@@ -269,18 +300,16 @@ def _pair_episodes(x: np.ndarray, cps: list[int], s: DetectSettings,
         return cps, []
     lv = _levels(x, cps)
     bounds = [0, *cps, x.size]
-    out, eps, i = [], [], 0
-    while i < len(cps):
-        if i + 1 < len(cps):
-            length = bounds[i + 2] - bounds[i + 1]
-            step = abs(lv[i + 1] - lv[i])
-            back = abs(lv[i + 2] - lv[i])
-            for_the_worse = worse == 0 or (lv[i + 1] - lv[i]) * worse > 0
-            if for_the_worse and length <= s.episode_nights and back <= s.revert_tolerance * step:
-                eps.append((cps[i], cps[i + 1]))
-                i += 2
+    out, eps, i = [], [], 1  # i: the segment a kept change point starts
+    while i < len(lv):
+        if i < len(lv) - 1:
+            j, back = _run_back(lv, bounds, i, sigma, s)
+            for_the_worse = worse == 0 or (lv[i] - lv[i - 1]) * worse > 0
+            if for_the_worse and back and bounds[j] - bounds[i] <= s.episode_nights:
+                eps.append((bounds[i], bounds[j]))
+                i = j + 1
                 continue
-        out.append(cps[i])
+        out.append(bounds[i])
         i += 1
     return out, eps
 
@@ -370,11 +399,11 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) ->
     cps = _prune(x, cps, sig, s, log)
     if s.search_stride > 1 and x.size >= _COARSE_MIN_N:
         cps = _refine(z, cps, s)
-    cps = _drop_blips(x, cps, s)
+    cps = _drop_blips(x, cps, sig, s)
     cps = _prune(x, cps, sig, s, log)
     if cps and _young_and_reverted(x, cps, s):
         cps.pop()
-    cps, long_eps = _pair_episodes(x, cps, s, worse)
+    cps, long_eps = _pair_episodes(x, cps, sig, s, worse)
     cps = _tail(x, cps, sig, s, log)
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
@@ -386,7 +415,9 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) ->
         inner = float(_median(x[a:b]))
         out.append(Step(a, before, inner, abs(inner - before) / sig, end=b, paired=True))
     tail_start = cps[-1] if cps and x.size - cps[-1] < s.min_size else None
-    out += [e for e in _excursions(x, cps, sig, s, log) if tail_start is None or e.index < tail_start]
+    # an excursion inside an episode is that episode's own worst nights, not a second move
+    out += [e for e in _excursions(x, cps, sig, s, log) if (tail_start is None or e.index < tail_start)
+            and not any(a <= e.index < b for a, b in long_eps)]
     out.sort(key=lambda st: st.index)
     return out, sig
 
