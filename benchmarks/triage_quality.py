@@ -74,6 +74,9 @@ BLIND_SETS = (
     ("o", "tests.blind_worlds_o", "141,142,143", "setO",
      "the fifteenth blind set (tests/blind_worlds_o), written blind by a helper in the session of 2026-12-07 "
      "(fifth), measured first on the session's starting commit (windows ending Feb, Jun and Jul 2026)"),
+    ("p", "tests.blind_worlds_p", "151,152,153", "setP",
+     "the sixteenth blind set (tests/blind_worlds_p), written blind by a helper in the same session, after that "
+     "session's service change was made and measured (windows ending Feb, Apr and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
