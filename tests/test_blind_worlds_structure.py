@@ -1,9 +1,12 @@
-"""Structural tests of the blind worlds in tests/blind_worlds_n (small builds: the last 12 nightlies).
+"""Structural tests of the blind worlds N, O and P (tests/blind_worlds_n, _o, _p; small builds: the
+last 12 nightlies). The three sets were written apart, to one interface, so one set of checks serves
+them all.
 
 Only the shape of the data is checked here (nights on the real history, documents in the live
 schema, labels well formed and tied to real commits); what the labels say is not."""
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 from datetime import datetime
@@ -16,11 +19,12 @@ if not bundle_path().exists():
     pytest.skip("Helion bundle not available", allow_module_level=True)
 
 from tests.blind_worlds.world import Label, Night  # noqa: E402
-from tests.blind_worlds_n import WINDOW_END, build_world  # noqa: E402
 
 K = 12
-# 131: no pretuned suite yet (window ends in March); 133: pretuned, TPU, CuTe and linear attention
-SEEDS = (131, 133)
+# each set: its builder and two seeds, the first from before the pretuned suite existed, the second
+# with pretuned, TPU, CuTe and linear attention
+SETS = {"n": ("tests.blind_worlds_n", (131, 133)), "o": ("tests.blind_worlds_o", (141, 143)),
+        "p": ("tests.blind_worlds_p", (151, 153))}
 DASH_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "unique_kernels", "stats", "summary"}
 PRE_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "kernels", "stats", "summary"}
 RUN_KEYS = {"run_id", "sha", "full_sha", "date", "branch", "is_nightly", "kernel_count"}
@@ -42,12 +46,14 @@ CAUSES = {"real": {"code", "heuristics/config"},
           "noise": {"scatter", "outlier"}}
 
 
-@pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    out = {}
-    for seed in SEEDS:
-        out[seed] = build_world(seed, tmp_path_factory.mktemp(f"n{seed}") / "work", nights=K)
-    yield out
+@pytest.fixture(scope="module", params=sorted(SETS))
+def world_set(request, tmp_path_factory):
+    """(window ends, the seed without the pretuned suite, {seed: world}) of one set."""
+    module, seeds = SETS[request.param]
+    builder = importlib.import_module(module)
+    out = {seed: builder.build_world(seed, tmp_path_factory.mktemp(f"{request.param}{seed}") / "work", nights=K)
+           for seed in seeds}
+    yield builder.WINDOW_END, seeds[0], out
     for w in out.values():
         w.close()
 
@@ -56,7 +62,8 @@ def _git(w, *args):
     return subprocess.run(["git", "-C", str(w.repo), *args], check=True, capture_output=True, text=True).stdout
 
 
-def test_nights_on_real_first_parent_shas_in_order(worlds):
+def test_nights_on_real_first_parent_shas_in_order(world_set):
+    window_end, _, worlds = world_set
     for seed, w in worlds.items():
         assert len(w.nights) == K and all(isinstance(n, Night) for n in w.nights)
         assert _git(w, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
@@ -64,7 +71,7 @@ def test_nights_on_real_first_parent_shas_in_order(worlds):
         pos = {s: i for i, s in enumerate(reversed(fp))}
         dates = [n.date for n in w.nights]
         assert dates == sorted(dates) and len(set(dates)) == K
-        assert dates[-1].date() == datetime.fromisoformat(WINDOW_END[seed]).date()
+        assert dates[-1].date() == datetime.fromisoformat(window_end[seed]).date()
         assert [pos[n.full_sha] for n in w.nights] == sorted(pos[n.full_sha] for n in w.nights)
         for n in w.nights[-3:]:  # HEAD of main at the nightly's time
             head = _git(w, "rev-list", "-1", "--first-parent", f"--before={n.date.isoformat()}", "main").strip()
@@ -74,7 +81,8 @@ def test_nights_on_real_first_parent_shas_in_order(worlds):
         assert w.series_count() > 20
 
 
-def test_documents_parse_with_live_keys(worlds):
+def test_documents_parse_with_live_keys(world_set):
+    _, no_pretuned, worlds = world_set
     for seed, w in worlds.items():
         for i in (0, K - 1):
             d = json.loads(w.dashboard_bytes(i))
@@ -96,7 +104,7 @@ def test_documents_parse_with_live_keys(worlds):
                     latest += with_ps[0]["run_id"] == w.nights[i].run_id
             assert latest > 10  # the latest nightly's per-shape lists ride on its history entries
         pre = [w.pretuned_bytes(i) for i in range(K)]
-        if seed == 131:
+        if seed == no_pretuned:
             assert all(p is None for p in pre) and all(n.p_run_id is None for n in w.nights)
         else:
             d = json.loads(pre[-1])
@@ -109,7 +117,8 @@ def test_documents_parse_with_live_keys(worlds):
             assert any(s["baseline_label"] for s in d["summary"]), "linear-attention rows"
 
 
-def test_labels_well_formed_and_on_real_commits(worlds):
+def test_labels_well_formed_and_on_real_commits(world_set):
+    _, _, worlds = world_set
     for seed, w in worlds.items():
         assert w.labels and all(isinstance(l, Label) for l in w.labels)
         assert len({l.id for l in w.labels}) == len(w.labels)
