@@ -142,6 +142,34 @@ def test_no_second_move_inside_an_episode(seed):
     assert all(b <= c for (_, b), (c, _) in zip(spans, spans[1:]))
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_bad_week_two_nights_into_a_new_series_is_an_episode_not_a_gain(seed):
+    # a new kernel publishes two good nightlies, then three 18% slower, then recovers: the search
+    # cannot place a two-night regime, so the good nights joined the bad ones and the recovery
+    # alone was reported, as an 18% improvement no commit made
+    x = noisy(60, seed)
+    x[2:5] *= 0.82
+    (m,) = detect_series(make_series(x), S)
+    assert (m.state, m.direction, m.first_bad.run_id, m.end.run_id) == ("ended", "regression", "r2", "r5")
+    # the same on a time, where up is worse
+    (m,) = detect_series(make_series(1.0 / x, metric="helion_latency_avg_ms"), S)
+    assert (m.state, m.direction, m.first_bad.run_id, m.end.run_id) == ("ended", "regression", "r2", "r5")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_new_series_that_starts_high_and_settles_keeps_its_one_step(seed):
+    # the reverse: two fast opening nights, then the level the series keeps. Nothing came back,
+    # so there is no episode to make; and a gain given back at night 2 stays the one move the
+    # series has (no known worse side here would make it an episode)
+    x = noisy(60, seed)
+    x[:2] *= 1.2
+    moves = detect_series(make_series(x), S)
+    assert all(m.state != "ended" for m in moves)
+    y = noisy(60, seed)
+    y[2:5] *= 1.2  # three good nights between ordinary ones: an improvement that went away
+    assert all(m.state != "ended" for m in detect_series(make_series(y), S))
+
+
 def test_a_gain_given_back_within_the_episode_span_is_a_regression_not_an_ended_gain():
     # a speed-up lands on night 100; another change gives most of it back on night 110: on-call
     # must hear of the second as a regression (an episode is a move for the worse that recovered)

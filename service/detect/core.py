@@ -314,6 +314,38 @@ def _pair_episodes(x: np.ndarray, cps: list[int], sigma: float, s: DetectSetting
     return out, eps
 
 
+def _opening_episode(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings,
+                     worse: float = 0.0) -> tuple[list[int], list[tuple[int, int]]]:
+    """A series that starts fewer than ``min_size`` nights before an episode: (remaining cps,
+    the episode).
+
+    Why: a new kernel or platform published two nightlies, then had a bad week that ended. The
+    search cannot place a regime of two nights, so the two good nights join the bad ones and the
+    only step found is the recovery, read as an improvement (and on a dozen kernels at once, a
+    broad "real" speed-up no commit made). A person reads the opening nights as the level the
+    series came back to. They count as that level only when every one of them sits on the
+    recovered side of the bad nights by ``min_significance`` sigmas, their median is back within
+    ``revert_tolerance`` of the bad nights' departure, and the bad nights were for the worse (with
+    no known worse side, a bad week and a gain given back look alike: the one-step reading stays).
+    """
+    k = s.min_size - 1
+    if k < 2 or not cps or not worse or s.episode_nights <= 0:
+        return cps, []
+    c = cps[0]
+    b = cps[1] if len(cps) > 1 else x.size
+    if not 2 <= c - k <= s.episode_nights:
+        return cps, []
+    opening, inner, after = float(_median(x[:k])), float(_median(x[k:c])), float(_median(x[c:b]))
+    side = math.copysign(1.0, after - inner)
+    if (inner - opening) * worse <= 0:
+        return cps, []  # the middle nights were the better ones: a gain that went away is a move of its own
+    if np.any((x[:k] - inner) * side < s.min_significance * sigma):
+        return cps, []
+    if abs(opening - after) > s.revert_tolerance * abs(after - inner):
+        return cps, []
+    return cps[1:], [(k, c)]
+
+
 def _tail(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool) -> list[int]:
     """A step in the last nights (the search cannot return a regime shorter than min_size).
 
@@ -404,6 +436,9 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) ->
     if cps and _young_and_reverted(x, cps, s):
         cps.pop()
     cps, long_eps = _pair_episodes(x, cps, sig, s, worse)
+    if not long_eps or (cps and long_eps[0][0] > cps[0]):
+        cps, opening = _opening_episode(x, cps, sig, s, worse)
+        long_eps = opening + long_eps
     cps = _tail(x, cps, sig, s, log)
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
