@@ -77,6 +77,12 @@ BLIND_SETS = (
     ("p", "tests.blind_worlds_p", "151,152,153", "setP",
      "the sixteenth blind set (tests/blind_worlds_p), written blind by a helper in the same session, after that "
      "session's service change was made and measured (windows ending Feb, Apr and Aug 2026)"),
+    ("q", "tests.blind_worlds_q", "161,162,163", "setQ",
+     "the seventeenth blind set (tests/blind_worlds_q), written blind by a helper in the session of 2026-12-07 "
+     "(sixth), measured first on the session's starting commit (windows ending Mar, Jun and Aug 2026)"),
+    ("r", "tests.blind_worlds_r", "171,172,173", "setR",
+     "a development set (tests/blind_worlds_r), written blind by a helper in the same session with more "
+     "hardware and noise cases than the others, and read case by case to tune on"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}

@@ -1,5 +1,5 @@
-"""Structural tests of the blind worlds N, O and P (tests/blind_worlds_n, _o, _p; small builds: the
-last 12 nightlies). The three sets were written apart, to one interface, so one set of checks serves
+"""Structural tests of the blind worlds N to R (tests/blind_worlds_n, _o, _p, _q, _r; small builds: the
+last 12 nightlies). The sets were written apart, to one interface, so one set of checks serves
 them all.
 
 Only the shape of the data is checked here (nights on the real history, documents in the live
@@ -24,7 +24,8 @@ K = 12
 # each set: its builder and two seeds, the first from before the pretuned suite existed, the second
 # with pretuned, TPU, CuTe and linear attention
 SETS = {"n": ("tests.blind_worlds_n", (131, 133)), "o": ("tests.blind_worlds_o", (141, 143)),
-        "p": ("tests.blind_worlds_p", (151, 153))}
+        "p": ("tests.blind_worlds_p", (151, 153)), "q": ("tests.blind_worlds_q", (161, 163)),
+        "r": ("tests.blind_worlds_r", (171, 173))}
 DASH_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "unique_kernels", "stats", "summary"}
 PRE_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "kernels", "stats", "summary"}
 RUN_KEYS = {"run_id", "sha", "full_sha", "date", "branch", "is_nightly", "kernel_count"}
