@@ -70,6 +70,41 @@ def test_platforms_and_metrics_are_pooled_separately_and_known_moves_are_not_rep
     assert key not in again and len(again) == len(found) - 1
 
 
+def _with_known(plat: list[SeriesData]) -> dict:
+    return {sd.key: ms for sd in plat if (ms := detect_series(sd, S))}
+
+
+def test_kernels_found_alone_do_not_drag_the_quiet_ones_wobbles_in():
+    # three kernels fall 12% (each found by its own search); the seven others wobble by a
+    # fraction of a percent the same night: no platform-wide step, and none of them is a move
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        plat = []
+        for k in range(10):
+            v = np.exp(rng.normal(0, 0.006, N)) * (1.0 + 0.1 * k)
+            v[40:] *= 0.88 if k < 3 else 0.993
+            plat.append(_series(f"k{k}", v))
+        known = _with_known(plat)
+        assert {k.kernel for k in known} == {"k0", "k1", "k2"}
+        assert pooled_moves(plat, NIGHTS, S, known=known) == {}
+
+
+def test_a_platform_step_half_found_alone_still_brings_in_the_rest():
+    # a 5% step on every kernel: the quiet kernels find it alone, the noisy ones cannot; the
+    # noisy ones are the moves this rule adds, at their own (full-size) step
+    rng = np.random.default_rng(7)
+    plat = []
+    for k in range(10):
+        v = np.exp(rng.normal(0, 0.004 if k < 5 else 0.03, N)) * (1.0 + 0.1 * k)
+        v[40:] *= 0.95
+        plat.append(_series(f"k{k}", v))
+    known = _with_known(plat)
+    assert {f"k{k}" for k in range(5)} <= {k.kernel for k in known}
+    found = pooled_moves(plat, NIGHTS, S, known=known)
+    assert found and not set(found) & set(known)
+    assert all(m.first_bad.run_id == "1040" for ms in found.values() for m in ms)
+
+
 def test_each_suite_of_a_platform_is_pooled_against_its_own_baseline():
     """A pin moves the 10 kernels compared with one baseline; the platform's 12 kernels compared
     with another (the linear-attention suite, FLA) stay put. Counted together the movers are a

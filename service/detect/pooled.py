@@ -130,15 +130,17 @@ def _platform_moves(members: list[SeriesData], night_of: Mapping[str, int], s: D
         sg = sign[peak]
         moved = [i for i in range(len(members)) if not math.isnan(z[i, peak]) and z[i, peak] * sg >= s.pooled_sigma]
         t = _best_split(members, pts_of, at, moved, peak, w, after_min, night_of)
-        moved = [i for i in moved if t in at[i]]
-        steps = [rel[i, t] for i in moved]
+        # the moves this rule adds are the series whose own search found nothing near the night;
+        # the magnitude floor is theirs: three kernels that fell 10% (found one by one) are a
+        # platform "consensus" that would otherwise drag in its quiet kernels' 1% wobbles
+        added = [i for i in moved if t in at[i] and not any(
+            abs(night_of.get(r.run_id, -10**6) - t) <= s.match_nights
+            for m in known.get(members[i].key, ()) for r in (m.first_bad, m.end) if r is not None)]
+        steps = [rel[i, t] for i in added]
         if not steps or abs(math.expm1(float(np.median(steps)))) * 100.0 < s.pooled_min_pct:
             continue
-        for i in moved:
+        for i in added:
             sd = members[i]
-            if any(abs(night_of.get(r.run_id, -10**6) - t) <= s.match_nights
-                   for m in known.get(sd.key, ()) for r in (m.first_bad, m.end) if r is not None):
-                continue
             found.setdefault(sd.key, []).append(move_at(sd, pts_of[i], at[i][t], float(abs(z[i, t])), sigma_of[i], s))
     return found
 
