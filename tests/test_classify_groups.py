@@ -109,3 +109,16 @@ def test_kernels_of_a_suite_with_its_own_job_are_their_own_event():
     groups = group_moves(moves, part_of(stages, view))
     assert sorted((g.part, g.kernels) for g in groups) == [
         ("", ("jsd", "softmax", "sum")), ("suite FLA", ("full_gla", "simple_gla"))]
+
+
+def test_an_event_ended_when_every_move_for_the_worse_ended():
+    from service.classify.groups import event_ended
+
+    lat = move("helion_latency_avg_ms", 0.10, 0.12, kernel="softmax", state="ended")
+    slower = move("helion_speedup_geomean", 1.5, 1.3, kernel="gemm", state="ended")
+    # a throttled week: gemm's speedup rose while its latency rose more slowly than the baseline's;
+    # on its own series that rise is a gain that went away, never "ended"
+    risen = move("helion_speedup_geomean", 1.5, 1.65, kernel="softmax", state="confirmed")
+    assert event_ended([lat, slower, risen])
+    assert not event_ended([lat, move("helion_speedup_geomean", 1.5, 1.3, kernel="gemm")])  # gemm still slow
+    assert not event_ended([risen])  # nothing came back

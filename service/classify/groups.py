@@ -103,3 +103,14 @@ def _first_bad(moves: list[Move], anchor: str) -> str:
     counts = Counter(m.first_bad.run_id for m in moves)
     best = max(counts.values())
     return anchor if counts.get(anchor) == best else min(r for r, n in counts.items() if n == best)
+
+
+def event_ended(moves: Sequence[Move]) -> bool:
+    """Did the event's level come back: every move of it for the worse ended (and one did)?
+
+    Why not every move: when a machine throttles, Helion and the baselines slow down unevenly,
+    so a kernel's speedup can rise for the week while its latency rises too. A rise in a speedup
+    that goes away is, on its own series, a gain and then a separate loss (`detect.core`), so it
+    never reads as ended; the week is over when every move for the worse is."""
+    return any(m.state == "ended" for m in moves) and all(
+        m.state == "ended" for m in moves if m.direction == "regression")

@@ -17,6 +17,7 @@ from service.classify.event import (EventVerdict, classify_event, member_classif
 from service.classify.footprint import (EventInput, KernelSteps, Thresholds, autotuning_moved,
                                         configs_regenerated, shares_machine_change, stepped)
 from service.classify.levels import step_of
+from service.classify.groups import event_ended
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, Revert
@@ -64,8 +65,8 @@ class EventGatherer:
         c = stages.cset
         self.th = Thresholds(sigma=c.sibling_sigma, min_pct=c.sibling_min_pct, ratio=c.sibling_step_ratio,
                              compile_drop_pct=c.compile_drop_pct, autotune_moved_pct=c.autotune_moved_pct,
-                             most_fraction=c.most_fraction,
-                             most_min_kernels=c.most_min_kernels, strong_culprit=c.culprit_strong_score,
+                             most_fraction=c.most_fraction, most_min_kernels=c.most_min_kernels,
+                             machine_fraction=c.machine_fraction, strong_culprit=c.culprit_strong_score,
                              weak_culprit=c.culprit_min_score, report_culprit=c.culprit_report_score)
 
     # --- per kernel ---------------------------------------------------------------------------
@@ -167,7 +168,7 @@ class EventGatherer:
             elsewhere_same_change=shared_change,
             platform_facts=platform_facts, top_candidate=top, window_known=known,
             same_sha=bool(lead.last_good.full_sha) and lead.last_good.full_sha == lead.first_bad.full_sha,
-            code_commits=code, ended=all(m.state == "ended" for m in group.moves),
+            code_commits=code, ended=event_ended(group.moves),
             came_back=2 * len({m.key.kernel for m in group.moves if m.state == "ended"}) >= len(by_kernel),
             config_regenerated=configs_regenerated(kernels), autotuning=autotuning,
             window_problem=None if known else (window.problem if window is not None else None),
