@@ -125,6 +125,32 @@ def test_breadth_counts_the_kernels_that_ran_that_night_not_every_kernel_ever_se
     assert {o.name: o for o in observe(event(five, ran=20))}["breadth"].value == "few"
 
 
+def test_directions_say_whether_helion_moved_both_ways():
+    def directions(kernels):
+        return {o.name: o for o in observe(event(kernels))}["directions"]
+
+    both = [k("a", -8, 9), k("b", -7, 8), k("c", 9, -9), k("d", 0, -10), k("e", -9, 9)]  # d: latency alone
+    got = directions(both)
+    assert (got.value, got.facts) == ("mixed", {"faster": 2, "slower": 3})
+    assert directions([k("a", -8, 9), k("b", -7, 8), k("c", 9, -9), k("d", -9, 9), k("e", -9, 9)]).value == "same"
+    # a throttled machine: Helion slower on every kernel, though two speedups rose (their
+    # baselines slowed down more): one way
+    hot = [k("a", -8, 9), k("b", 6, 12), k("c", 5, 14), k("d", -9, 9)]
+    assert (directions(hot).value, directions(hot).facts) == ("same", {"faster": 0, "slower": 4})
+    assert directions([k("a", -8, 9), k("b", 7, -8)]).value == "unknown"  # too few kernels to say
+    assert directions([k("a", -8, 9), k("b", 0, 0), k("c", 9, -9), k("d", 0.5, 0)]).value == "unknown"
+
+
+def test_a_runner_change_where_helion_moved_both_ways_is_the_machine_not_a_weak_commit():
+    # half of seventeen kernels moved, some faster, some slower, on both timers, with baselines
+    # flat: beside a runner change for the platform and no commit that fits, the new machine
+    moved = [k(n, -8, 9) for n in ("a", "b", "c", "d", "e")] + [k(n, 11, -10) for n in ("f", "g", "h")]
+    ev = event(moved, ran=17, platform_facts=(RUNNER,), top_candidate=commit(0.1), code_commits=2)
+    assert (classify_event(ev, TABLE).cause, classify_event(ev, TABLE).kind) == ("hardware", "runner")
+    same = event([k(n, -8, 9) for n in "abcdefgh"], ran=17, platform_facts=(RUNNER,), top_candidate=commit(0.7))
+    assert classify_event(same, TABLE).cause == "real"  # one way, beside a commit of the slice: the commit
+
+
 # --- the verdict, table-driven ---------------------------------------------------------------------
 
 CASES = {
@@ -135,6 +161,10 @@ CASES = {
     # speedup: a new machine moves every kernel it runs, so the code commit is the better story
     "runner beside a narrow move": (event([k(n, -9, 10) for n in ("jsd", "rms_norm-bwd")], ran=17,
                                           platform_facts=(RUNNER,), top_candidate=commit(0.35)), "real", "code"),
+    # the runner changed and six of seventeen kernels moved (the others below detection): a new
+    # machine re-times what it runs unevenly, and no commit of the window fits as well
+    "runner beside a third of the kernels": (event([k(n, -8, 9) for n in "abcdef"], ran=17, platform_facts=(RUNNER,),
+                                                   top_candidate=commit(0.35)), "hardware", "runner"),
     # most kernels of one platform, latency and baselines moving, other machines quiet, no commit to blame
     "thermal": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
                       ended=True, code_commits=0), "hardware", "thermal"),

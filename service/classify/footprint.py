@@ -39,6 +39,8 @@ HARDWARE_ATTRIBUTES = frozenset({"platform", "compute"})
 # Compile time moved alone on at least this many kernels for each kernel whose speed moved: the
 # event is a compile-time step (how compile time is measured, or autotuning), not a speed event.
 COMPILE_ALONE_RATIO = 4
+# Helion moved both ways when the smaller side holds at least this share of the kernels (and two)
+MIXED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Thresholds:
     autotune_moved_pct: float = 15.0  # compile time moved this much either way: autotuning changed
     most_fraction: float = 0.6  # breadth "most": this share of the kernels that ran ...
     most_min_kernels: int = 3  # ... and at least this many kernels
+    machine_fraction: float = 0.3  # a new machine explains a move of this share (and most_min_kernels)
     strong_culprit: float = 0.6
     weak_culprit: float = 0.4
     report_culprit: float = 0.05  # a real event names its best commit from this score on
@@ -154,6 +157,26 @@ def stepped(step: Step | None, th: Thresholds) -> int:
     if step is None or step.significance < th.sigma or abs(step.pct) < th.min_pct:
         return 0
     return 1 if step.log_step > 0 else -1
+
+
+def _directions(ev: EventInput, th: Thresholds) -> Observation:
+    """Did Helion get faster on some kernels and slower on others? A code change moves the kernels
+    it touches one way; a new machine, compiler or measurement re-times each kernel its own way.
+    Read on Helion's own time (the latency, negated) where it stepped, else on the headline: when
+    a machine throttles, the baselines can slow down more than Helion, and a speedup that rose
+    says nothing of which way Helion went. A side needs two kernels and a quarter of those that
+    moved to count."""
+    signs = Counter(d for k in ev.kernels
+                    if (d := (-stepped(k.latency, th) if k.latency is not None else 0) or stepped(k.headline, th)))
+    n = sum(signs.values())
+    if n < 3:
+        return Observation("directions", "unknown", f"{n} kernel(s) with a clear direction: too few to say")
+    minority = min(signs[1], signs[-1])
+    detail = f"Helion faster on {signs[1]}, slower on {signs[-1]} of {n} kernels"
+    facts = {"faster": signs[1], "slower": signs[-1]}
+    if minority >= 2 and minority >= MIXED_SHARE * n:
+        return Observation("directions", "mixed", detail, facts)
+    return Observation("directions", "same", detail, facts)
 
 
 def kernel_pattern(k: KernelSteps, th: Thresholds) -> tuple[str, str]:
@@ -275,6 +298,7 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         breadth = "few"
     obs.append(Observation("breadth", breadth, f"{n} of the {ran} kernels that ran on {ev.platform} that night moved",
                            {"moved": n, "ran": ran, "kernels": names[:20]}))
+    obs.append(_directions(ev, th))
     if ev.elsewhere and set(ev.elsewhere) <= set(ev.elsewhere_same_change):
         obs.append(Observation(
             "elsewhere", "same_change",
@@ -289,8 +313,10 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
     runner = [f for f in ev.platform_facts if f.kind == "runner_label"]
     tool = [f for f in ev.platform_facts if f.kind == "toolchain"]
     pins = [f for f in ev.platform_facts if f.kind == "toolchain_pin"]
-    # a new machine or image moves every kernel it runs: beside a narrow move it explains little
-    narrow = "" if breadth == "most" else "_narrow"
+    # a new machine or image re-times every kernel it runs: beside a narrow move (a kernel or two,
+    # a small share of the platform) it explains little; beside a third of the kernels, some of
+    # them below detection and some moving the other way, it is what a person blames
+    narrow = "" if n >= th.most_min_kernels and share >= th.machine_fraction else "_narrow"
     if runner:
         obs.append(Observation("platform_change", "runner" + narrow, runner[0].detail, _fact_json(runner[0])))
     elif tool:

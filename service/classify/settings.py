@@ -31,6 +31,7 @@ class ClassifySettings(BaseModel):
     autotune_moved_pct: float = Field(15.0, gt=0, le=100)
     most_fraction: float = Field(0.6, gt=0, le=1)
     most_min_kernels: int = Field(3, ge=2)
+    machine_fraction: float = Field(0.3, gt=0, le=1)
     culprit_min_score: float = Field(0.4, ge=0, le=1)
     culprit_strong_score: float = Field(0.6, ge=0, le=1)
     culprit_report_score: float = Field(0.05, ge=0, le=1)
