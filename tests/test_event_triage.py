@@ -165,6 +165,12 @@ CASES = {
     # machine re-times what it runs unevenly, and no commit of the window fits as well
     "runner beside a third of the kernels": (event([k(n, -8, 9) for n in "abcdef"], ran=17, platform_facts=(RUNNER,),
                                                    top_candidate=commit(0.35)), "hardware", "runner"),
+    # two commits of one window, each moving two kernels of seventeen, one faster and one slower,
+    # baselines flat, both timers: Helion moved both ways because two changes did, not a machine
+    "two commits, two ways": (event([k(n, -20, 22) for n in ("jsd", "softmax")] +
+                                    [k(n, 20, -18) for n in ("cross_entropy", "layer_norm-bwd")], ran=17,
+                                    top_candidate=commit(0.25), code_commits=4,
+                                    harness_commit=commit(0.3, "[examples] add a kernel")), "real", "code"),
     # most kernels of one platform, latency and baselines moving, other machines quiet, no commit to blame
     "thermal": (event([k(n, -3, 12, (3, 3)) for n in "abcdefg"], ran=10, top_candidate=commit(0.2),
                       ended=True, code_commits=0), "hardware", "thermal"),
