@@ -83,6 +83,9 @@ BLIND_SETS = (
     ("r", "tests.blind_worlds_r", "171,172,173", "setR",
      "a development set (tests/blind_worlds_r), written blind by a helper in the same session with more "
      "hardware and noise cases than the others, and read case by case to tune on"),
+    ("s", "tests.blind_worlds_s", "181,182,183", "setS",
+     "the eighteenth blind set (tests/blind_worlds_s), written blind by a helper in the session of 2026-12-07 "
+     "(seventh), while that session's service change was being measured (windows ending Feb, Jun and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
