@@ -11,6 +11,7 @@ from service.errors import BenchwatchError
 from service.records import Classification, Evidence, Move, RankedCommit, RunRef, SeriesKey
 from service.store.alert_reads import alert_json, list_alerts
 from service.store.alerts_writer import (
+    GroupBook,
     GroupRecord,
     MoveRecord,
     alert_move,
@@ -243,6 +244,29 @@ def test_two_parts_of_one_platform_nightly_are_two_groups(store, world):
         again = (upsert_group(s, plain, NOW)[0].id, upsert_group(s, own, NOW)[0].id)
         causes = [s.get(AlertGroup, i).cause for i in ids]
     assert ids[0] != ids[1] and again == ids and causes == ["real", "method_change"]
+
+
+def test_groups_that_each_move_a_night_later_move_in_one_pass(store, world):
+    """A regroup where one group moves onto the nightly another group is leaving (both events'
+    first-bad runs shifted a night): the writer must not trip the one-group-per-nightly rule
+    halfway, whatever order the database writes the rows in."""
+    ordn, r = _ordinal(world), world["runs"]
+    with store.session() as s:
+        a1 = upsert_alert(s, _with(_move(store, world, 4, 5), _cls()), ordn, NOW).alert_id
+        a2 = upsert_alert(s, _with(_move(store, world, 14, 15), _cls()), ordn, NOW).alert_id
+        g1 = upsert_group(s, GroupRecord("pretuned", r[5], "b200", "real", 0.8, (), "provisional", (a1,)), NOW)[0].id
+        g2 = upsert_group(s, GroupRecord("pretuned", r[6], "b200", "real", 0.8, (), "provisional", (a2,)), NOW)[0].id
+    assert g1 < g2  # the older group moves onto the younger one's nightly
+    with store.session() as s:
+        held = s.scalars(select(Alert)).all()  # noqa: F841  every alert held, as a regroup holds them: no read flushes
+        book = GroupBook(s, "pretuned")
+        upsert_group(s, GroupRecord("pretuned", r[7], "b200", "real", 0.8, (), "provisional", (a2,)), NOW, book)
+        upsert_group(s, GroupRecord("pretuned", r[6], "b200", "real", 0.8, (), "provisional", (a1,)), NOW, book)
+        s.flush()
+    with store.session() as s:
+        assert [(g.id, g.first_bad_run_pk) for g in s.scalars(select(AlertGroup).order_by(AlertGroup.id))] == \
+            [(g1, r[6]), (g2, r[7])]
+        assert (s.get(Alert, a1).group_id, s.get(Alert, a2).group_id) == (g1, g2)
 
 
 def test_group_whose_members_all_reverted_is_retracted(store, world):

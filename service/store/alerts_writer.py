@@ -404,6 +404,11 @@ def upsert_group(
             group.confidence, group.evidence = _r(rec.confidence, 4), evidence
             group.updated_at = naive(now)
             book.moved(group, old_key)
+            if book._key(group) != old_key:
+                # the database holds one group per nightly and checks it row by row, in an order of
+                # its own: write the move now, while the nightly it takes is free (a regroup moves a
+                # group only onto a key the book has free, and an earlier move may have just freed it)
+                session.flush()
         if visible:
             group.revision += 1
         bumped = visible
