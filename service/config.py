@@ -87,6 +87,7 @@ class HealthSettings(_Section):
     nightly_due_utc: str = "13:00"  # from this time of day (UTC) today's nightly must be stored...
     max_nightly_age_days: int = Field(0, ge=0, le=30)  # ...or one at most this many days older
     fetch_failures: int = Field(3, ge=1, le=100)  # failed scheduled fetches in a row before an alert
+    detect_failures: int = Field(2, ge=1, le=100)  # failed detect passes in a row before an alert
     failing_nights: int = Field(2, ge=1, le=30)  # nightlies in a row a kernel produced nothing
     min_accuracy: float = Field(1.0, gt=0, le=1)  # a per-shape helion_accuracy below this fails
     partial_outage_min_kernels: int = Field(1, ge=1)  # expected kernels missing while others ran

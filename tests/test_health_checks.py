@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, time, timezone
 
-from service.health.freshness import due_date, fetch_failing, no_nightly
+from service.health.freshness import detect_failing, due_date, fetch_failing, no_nightly
 from service.health.nightly import check_nightly
 from service.health.records import Expected, KernelResult, Nightly, SourceNights
 from service.health.workflow import expected, expected_kernels, expected_platforms
@@ -57,6 +57,13 @@ def test_the_nightly_is_due_at_the_check_time():
     assert late.kind == "no_nightly" and "2026-03-05" in late.detail and "2026-03-04" in late.detail
     assert no_nightly("dashboard", yesterday, after, DUE, 1) is None  # one day of slack allowed
     assert no_nightly("dashboard", None, after, DUE, 0).detail.endswith("none stored")
+
+
+def test_detect_failing_needs_the_streak_and_names_the_error():
+    assert detect_failing("dashboard", 1, "2026-03-05T09:00:00", "unexpected IntegrityError: UNIQUE", 2) is None
+    f = detect_failing("dashboard", 2, "2026-03-05T09:00:00", "unexpected IntegrityError: UNIQUE", 2)
+    assert f.kind == "detect_failing" and "IntegrityError" in f.detail and "2026-03-05 09:00" in f.detail
+    assert f.detail.startswith("the last 2 detect passes failed")
 
 
 def test_fetch_failing_needs_the_streak():

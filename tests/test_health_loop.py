@@ -119,6 +119,39 @@ def test_each_fault_raises_one_alert_and_one_message_and_recovers(lite, repo_wor
         assert (slack.count("chat.postMessage"), slack.count("chat.update")) == (posts, edits)
 
 
+def test_a_detect_pass_that_keeps_failing_is_a_health_alert_until_it_runs(lite, repo_world, tmp_path):
+    """benchwatch's own detection failing night after night (a database error, a bug) must not
+    read as a quiet dashboard: one health alert after `detect_failures` passes in a row, naming
+    the error, one message; it recovers, and the message is edited, when a pass runs."""
+    world = repo_world(HealthWorld(nights=5))
+
+    def broken(*_a, **_k):
+        raise RuntimeError("UNIQUE constraint failed: alert_groups <!channel>")
+
+    with SlackStandIn() as slack:
+        settings = _settings(lite.url, slack, tmp_path / "helion")
+        assert _pass(lite, settings, world, 0).ok
+        for n in (1, 2):
+            now = world.date(n) + timedelta(hours=3)
+            summary = run_once(lite, settings, now=now, detect=broken, fetch_repo=False,
+                               dashboard=world.dashboard_bytes(n), pretuned=world.pretuned_bytes(n))
+            assert summary.errors == ["detect: unexpected RuntimeError: UNIQUE constraint failed: alert_groups <!channel>"]
+            with lite.session() as s:
+                alerts = s.scalars(select(HealthAlert)).all()
+            assert [a.kind for a in alerts] == ([] if n == 1 else ["detect_failing"])  # two in a row
+        (alert,) = alerts
+        assert alert.source == "dashboard" and "RuntimeError" in alert.detail and alert.state != "recovered"
+        assert slack.count("chat.postMessage") == 1
+        raw = str(slack.messages[0].blocks)
+        assert "<!channel>" not in raw and "&lt;!channel&gt;" in raw
+        assert _pass(lite, settings, world, 3).ok  # detection runs again
+        with lite.session() as s:
+            alert = s.get(HealthAlert, alert.id)
+        assert alert.state == "recovered" and alert.status == "resolved"
+        assert slack.messages[0].edits and "recovered" in _final_text(slack.messages[0])
+        assert slack.count("chat.postMessage") == 1
+
+
 def test_a_healthy_world_raises_nothing(lite, repo_world, tmp_path):
     world = repo_world(HealthWorld(nights=6))
     with SlackStandIn() as slack:

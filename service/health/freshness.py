@@ -32,11 +32,25 @@ def no_nightly(source: str, newest: Nightly | None, now: datetime, due_utc: time
     )
 
 
-def fetch_failing(source: str, failures: int, since: str | None, last_error: str | None,
-                  threshold: int) -> Finding | None:
-    """``failures`` scheduled fetches in a row failed (HTTP errors, refused documents)."""
+def _streak(kind: str, what: str, source: str, failures: int, since: str | None, last_error: str | None,
+            threshold: int) -> Finding | None:
+    """``failures`` of ``what`` in a row failed, from ``since``, the last with ``last_error``."""
     if failures < threshold:
         return None
     when = f" since {since[:16].replace('T', ' ')} UTC" if since else ""
     why = f": {last_error}" if last_error else ""
-    return Finding("fetch_failing", source, f"the last {failures} fetches failed{when}{why}")
+    return Finding(kind, source, f"the last {failures} {what} failed{when}{why}")
+
+
+def fetch_failing(source: str, failures: int, since: str | None, last_error: str | None,
+                  threshold: int) -> Finding | None:
+    """``failures`` scheduled fetches in a row failed (HTTP errors, refused documents)."""
+    return _streak("fetch_failing", "fetches", source, failures, since, last_error, threshold)
+
+
+def detect_failing(source: str, failures: int, since: str | None, last_error: str | None,
+                   threshold: int) -> Finding | None:
+    """benchwatch's own detect pass failed ``failures`` times in a row. Down, it finds no move,
+    and a monitor that finds nothing reads as "all clear" (a regroup that tripped a database key
+    did it every night on one blind world until 7bc4770)."""
+    return _streak("detect_failing", "detect passes", source, failures, since, last_error, threshold)

@@ -8,12 +8,13 @@ from typing import Mapping
 
 # Finding kinds, in the order a message lists them.
 KINDS = (
-    "no_nightly", "fetch_failing", "platform_outage", "partial_outage", "failing_kernel",
+    "no_nightly", "fetch_failing", "detect_failing", "platform_outage", "partial_outage", "failing_kernel",
     "accuracy", "matrix_change",
 )
 KIND_WORDS = {
     "no_nightly": "No nightly",
     "fetch_failing": "Fetch failing",
+    "detect_failing": "Detection failing",
     "platform_outage": "Platform outage",
     "partial_outage": "Partial outage",
     "failing_kernel": "Failing kernel",

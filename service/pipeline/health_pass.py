@@ -19,7 +19,7 @@ from service.health.records import Finding, SourceNights
 from service.store.db import Store
 from service.store.health_reads import night_rows, recent_nightlies
 from service.store.health_writer import (
-    HealthOutcome, anchor_open, fetch_state, history_mark, reconcile, record_past, set_history_mark,
+    HealthOutcome, anchor_open, detect_state, fetch_state, history_mark, reconcile, record_past, set_history_mark,
 )
 from service.domain import SOURCES, Source
 from service.store.tables import Run
@@ -53,6 +53,7 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
         pks = [pk for pk, _ in nights]
         rows = night_rows(s, pks, pks[-1] if pks else None, h.min_accuracy)
         fetch = fetch_state(s, source)
+        detect = detect_state(s)
         any_run = pks[-1] if pks else s.scalar(select(Run.id).order_by(Run.date.desc()).limit(1))
     due = time.fromisoformat(h.nightly_due_utc)
     findings: list[Finding] = []
@@ -62,6 +63,9 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
         findings += [f] if f else []
     f = freshness.fetch_failing(source, fetch["failures"], fetch["since"], fetch["error"], h.fetch_failures)
     findings += [f] if f else []
+    if source == Source.DASHBOARD:  # one detect pass serves both sources: said once, on the dashboard's message
+        f = freshness.detect_failing(source, detect["failures"], detect["since"], detect["error"], h.detect_failures)
+        findings += [f] if f else []
     if nights:
         expected = matrix.expected_at(repo, newest.full_sha) if source == Source.DASHBOARD else None
         data = SourceNights(source, tuple(n for _, n in nights), tuple(rows[pk] for pk in pks), expected)
@@ -78,7 +82,7 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
     day_of = {k: f"{newest.date:%Y-%m-%d}" if newest else f"{now:%Y-%m-%d}"
               for k in ("platform_outage", "partial_outage", "failing_kernel", "accuracy", "matrix_change")}
     day_of["no_nightly"] = f"{freshness.due_date(now, due, h.max_nightly_age_days):%Y-%m-%d}"
-    day_of["fetch_failing"] = f"{now:%Y-%m-%d}"
+    day_of["fetch_failing"] = day_of["detect_failing"] = f"{now:%Y-%m-%d}"
     return findings, day_of, any_run
 
 

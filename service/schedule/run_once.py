@@ -21,7 +21,7 @@ from service.notify.deliver import DEFAULT_CLIENT, DeliverySummary, deliver_pend
 from service.notify.plan import PlanSummary, plan_daily_digest, plan_notifications
 from service.pipeline.health_pass import health_pass
 from service.pipeline.ingest_pass import ingest_guarded
-from service.store.health_writer import note_fetch
+from service.store.health_writer import note_detect, note_fetch
 from service.schedule.lock import run_lock
 from service.store.db import Store
 from service import domain
@@ -126,14 +126,22 @@ def run_once(
         _note(store, "run_once.last_started", naive(datetime.now(timezone.utc)).isoformat())
         _ingest(store, settings, domain.Source.DASHBOARD, dashboard, summary, now)
         _ingest(store, settings, domain.Source.PRETUNED, pretuned, summary, now)
+        detect_error = None
         try:
             result = (detect or _default_detect)(store, settings, repo_path, now=now, fetch=fetch_repo)
             summary.detect = result.line() if hasattr(result, "line") else str(result)
         except BenchwatchError as exc:
-            summary.errors.append(f"detect: {exc.message}")
+            detect_error = exc.message
         except Exception as exc:  # noqa: BLE001 - queued Slack messages still go out
             log.exception("run-once: detect failed")
-            summary.errors.append(f"detect: unexpected {exc.__class__.__name__}: {_first_line(exc)}")
+            detect_error = f"unexpected {exc.__class__.__name__}: {_first_line(exc)}"
+        if detect_error is not None:
+            summary.errors.append(f"detect: {detect_error}")
+        try:  # counted for the health check "detection keeps failing"
+            with store.session() as s:
+                note_detect(s, now, detect_error)
+        except Exception:  # noqa: BLE001 - the store itself may be the problem; the error is already kept
+            log.exception("run-once: could not count the detect pass for the health check")
         try:  # after detect, which fetched the clone the workflow expectations are read from
             summary.health = health_pass(store, settings, repo_path, now=now).line()
         except BenchwatchError as exc:

@@ -172,12 +172,15 @@ def anchor_open(session: Session, key: str, *, run_pks: list[int], since: str, n
 # --- fetch failures in a row -------------------------------------------------------------------
 
 
+_DETECT_KEY = "health.detect"
+
+
 def _fetch_key(source: str) -> str:
     return f"health.fetch.{source}"
 
 
-def fetch_state(session: Session, source: str) -> dict:
-    value = read_note(session, _fetch_key(source))
+def _streak_state(session: Session, key: str) -> dict:
+    value = read_note(session, key)
     if value is None:
         return {"failures": 0, "since": None, "error": None}
     try:
@@ -186,12 +189,30 @@ def fetch_state(session: Session, source: str) -> dict:
         return {"failures": 0, "since": None, "error": None}
 
 
-def note_fetch(session: Session, source: str, now: datetime, error: str | None) -> None:
-    """Count a failed fetch (``error``) or clear the count after a good one."""
-    state = fetch_state(session, source)
+def _note_streak(session: Session, key: str, now: datetime, error: str | None) -> None:
+    """Count a failure (``error``) or clear the count after a success."""
+    state = _streak_state(session, key)
     if error is None:
         state = {"failures": 0, "since": None, "error": None}
     else:
         state = {"failures": state["failures"] + 1, "since": state["since"] or naive(now).isoformat(),
                  "error": error[:300]}
-    write_note(session, _fetch_key(source), json.dumps(state))
+    write_note(session, key, json.dumps(state))
+
+
+def fetch_state(session: Session, source: str) -> dict:
+    return _streak_state(session, _fetch_key(source))
+
+
+def note_fetch(session: Session, source: str, now: datetime, error: str | None) -> None:
+    """Count a failed fetch (``error``) or clear the count after a good one."""
+    _note_streak(session, _fetch_key(source), now, error)
+
+
+def detect_state(session: Session) -> dict:
+    return _streak_state(session, _DETECT_KEY)
+
+
+def note_detect(session: Session, now: datetime, error: str | None) -> None:
+    """Count a failed detect pass (``error``) or clear the count after one that ran."""
+    _note_streak(session, _DETECT_KEY, now, error)
