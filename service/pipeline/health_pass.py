@@ -53,7 +53,7 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
         pks = [pk for pk, _ in nights]
         rows = night_rows(s, pks, pks[-1] if pks else None, h.min_accuracy)
         fetch = fetch_state(s, source)
-        detect = detect_state(s)
+        detect = detect_state(s) if source == Source.DASHBOARD else None
         any_run = pks[-1] if pks else s.scalar(select(Run.id).order_by(Run.date.desc()).limit(1))
     due = time.fromisoformat(h.nightly_due_utc)
     findings: list[Finding] = []
@@ -63,7 +63,7 @@ def source_findings(store: Store, settings: Settings, source: str, repo: Path | 
         findings += [f] if f else []
     f = freshness.fetch_failing(source, fetch["failures"], fetch["since"], fetch["error"], h.fetch_failures)
     findings += [f] if f else []
-    if source == Source.DASHBOARD:  # one detect pass serves both sources: said once, on the dashboard's message
+    if detect is not None:  # one detect pass serves both sources: said once, on the dashboard's message
         f = freshness.detect_failing(source, detect["failures"], detect["since"], detect["error"], h.detect_failures)
         findings += [f] if f else []
     if nights:

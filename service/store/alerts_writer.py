@@ -342,10 +342,16 @@ class GroupBook:
         self.by_key.setdefault(self._key(group), group)
 
     def moved(self, group: AlertGroup, old_key: tuple) -> None:
-        """The group now stands on another first-bad run: found there from now on."""
+        """The group now stands on another first-bad run: found there from now on, and written at
+        once. The database holds one group per nightly and checks it row by row, in an order of its
+        own; the book moves a group only onto a key it has free (an earlier move may just have freed
+        it), so writing each move as it is made keeps the database in step."""
+        if self._key(group) == old_key:
+            return
         if self.by_key.get(old_key) is group:
             del self.by_key[old_key]
         self.by_key.setdefault(self._key(group), group)
+        self.session.flush()
 
     def seat(self, group: AlertGroup, alert_ids: Sequence[int], child_ids: Sequence[int]) -> bool:
         """Put these alerts (or member groups) in ``group``; True when its membership changed."""
@@ -404,11 +410,6 @@ def upsert_group(
             group.confidence, group.evidence = _r(rec.confidence, 4), evidence
             group.updated_at = naive(now)
             book.moved(group, old_key)
-            if book._key(group) != old_key:
-                # the database holds one group per nightly and checks it row by row, in an order of
-                # its own: write the move now, while the nightly it takes is free (a regroup moves a
-                # group only onto a key the book has free, and an earlier move may have just freed it)
-                session.flush()
         if visible:
             group.revision += 1
         bumped = visible

@@ -169,10 +169,11 @@ def anchor_open(session: Session, key: str, *, run_pks: list[int], since: str, n
     return True
 
 
-# --- fetch failures in a row -------------------------------------------------------------------
+# --- fetches and detect passes failing in a row ------------------------------------------------
 
 
 _DETECT_KEY = "health.detect"
+_NO_STREAK = {"failures": 0, "since": None, "error": None}
 
 
 def _fetch_key(source: str) -> str:
@@ -182,18 +183,18 @@ def _fetch_key(source: str) -> str:
 def _streak_state(session: Session, key: str) -> dict:
     value = read_note(session, key)
     if value is None:
-        return {"failures": 0, "since": None, "error": None}
+        return dict(_NO_STREAK)
     try:
         return json.loads(value)
     except ValueError:
-        return {"failures": 0, "since": None, "error": None}
+        return dict(_NO_STREAK)
 
 
 def _note_streak(session: Session, key: str, now: datetime, error: str | None) -> None:
     """Count a failure (``error``) or clear the count after a success."""
     state = _streak_state(session, key)
     if error is None:
-        state = {"failures": 0, "since": None, "error": None}
+        state = dict(_NO_STREAK)
     else:
         state = {"failures": state["failures"] + 1, "since": state["since"] or naive(now).isoformat(),
                  "error": error[:300]}
