@@ -12,6 +12,7 @@ from service.pipeline.detect_pass import detect_pass
 from service.pipeline.investigate import Question, investigate
 from service.store.alert_reads import list_alerts
 from tests.gitrepo import CommitSpec, build_repo
+from tests.helion_files import DISPATCH_PATH, render_dispatch_yml
 from tests.nightly_world import write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
@@ -19,12 +20,21 @@ NIGHTS, STEP = 40, 28
 KERNELS = ("gemm", "softmax", "layer_norm", "rms_norm", "sum", "cross_entropy", "jsd", "welford")
 
 
-def _repo(path) -> list[str]:
-    """One commit a night; the step's window also holds a harness edit and a compiler change."""
-    commits = []
+def _dispatch(image: str) -> str:
+    return render_dispatch_yml({"kernels": KERNELS}, {"h100": "linux.aws.h100"}, images={"h100": image})
+
+
+def _repo(path, new_image: str | None = None) -> list[str]:
+    """One commit a night; the step's window also holds a harness edit and a compiler change,
+    or (``new_image``) a compiler change and h100's new CUDA image."""
+    commits = [CommitSpec("CI: benchmark dispatch", T0 - timedelta(days=1),
+                          {DISPATCH_PATH: _dispatch("nvidia/cuda:12.9.1-devel-ubuntu24.04")})]
     for i in range(NIGHTS):
         when = T0 + timedelta(days=i) - timedelta(hours=2)
-        if i == STEP:
+        if i == STEP and new_image:
+            commits.append(CommitSpec("[CI] Bump the H100 image (#900)", when - timedelta(hours=3),
+                                      {DISPATCH_PATH: _dispatch(new_image)}))
+        elif i == STEP:
             commits.append(CommitSpec("Fix the benchmark harness for new examples (#901)", when - timedelta(hours=3),
                                       {"benchmarks/run.py": "KERNEL_MAPPINGS = {}\n# harness\n"}))
             commits.append(CommitSpec("[compiler] Rework norm reductions (#902)", when - timedelta(hours=2),
@@ -84,3 +94,21 @@ def test_one_footprint_on_a_nightly_stays_one_event(lite, tmp_path):
     got = _alerts(lite, shas)
     assert len(got) == 3 and len({a["group_id"] for a in got}) == 1
     assert {a["cause"] for a in got} == {"method_change"}
+
+
+def test_a_new_image_for_the_platform_keeps_both_footprints_one_event(lite, tmp_path):
+    """A new CUDA image re-times Helion and the baselines each its own way (cuBLAS and cuDNN ship
+    in it): kernels whose baseline moved and kernels whose own time moved are both what that one
+    change predicts, so that nightly is one event, the machine's, not a split whose parts each look
+    narrow enough for the compiler commit beside it."""
+    shas = _repo(tmp_path / "helion", new_image="nvidia/cuda:13.0.0-devel-ubuntu24.04")
+    _world(lite, shas, speedup_only=("gemm", "softmax", "jsd"), both=("layer_norm", "rms_norm"))
+    settings = load_settings()
+    detect_pass(lite, settings, tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = {a["kernel"]: a for a in _alerts(lite, shas)}
+    assert set(got) == {"gemm", "softmax", "jsd", "layer_norm", "rms_norm"}
+    assert len({a["group_id"] for a in got.values()}) == 1
+    assert {a["cause"] for a in got.values()} == {"hardware"}
+    (ans,) = investigate(lite, settings, Question("dashboard", "h100", "layer_norm", None,
+                                                  (T0 + timedelta(days=STEP)).date()), tmp_path / "helion")
+    assert ans["cause"] == "hardware"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
                                     reported_culprit, with_change_commit)
-from service.classify.footprint import (EventInput, KernelSteps, Thresholds, autotuning_moved,
+from service.classify.footprint import (MACHINE_FACTS, EventInput, KernelSteps, Thresholds, autotuning_moved,
                                         configs_regenerated, shares_machine_change, stepped)
 from service.classify.levels import step_of
 from service.classify.groups import event_ended
@@ -355,12 +355,18 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
     the baseline did. On one nightly the two are two events (a harness edit to three kernels and
     a code change to two others), and kept together each lends its footprint to the other. Only
     clear cases split: the latency step under a quarter of the speedup's, both timers of the
-    others past the sibling bar. The dashboard only (the pretuned suite has one timer)."""
+    others past the sibling bar. The dashboard only (the pretuned suite has one timer).
+
+    Not on a nightly whose window gives the platform a new machine (runner, image, runtime, the
+    CuTe DSL or torch_tpu pin): it re-times Helion and the baselines each its own way, so both
+    footprints are what that one change predicts, and split, each part looks narrow enough for
+    a code commit beside it (two torch_tpu bumps of development set F were named Helion's)."""
     if not moves or view.source != "dashboard":
         return {}
     g = EventGatherer(stages, view)
     kinds: dict[tuple[str, int], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     seen: set[tuple[str, str, int]] = set()
+    machine_changed: dict[tuple[str, int], bool] = {}
     for m in moves:
         if m.key.metric != g.headline or (platform is not None and m.key.platform_short != platform):
             continue
@@ -369,6 +375,9 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
         if o is None or tid is None or (m.key.platform_short, m.key.kernel, o) in seen:
             continue
         seen.add((m.key.platform_short, m.key.kernel, o))
+        if (m.key.platform_short, o) not in machine_changed:
+            machine_changed[(m.key.platform_short, o)] = any(
+                f.kernels is None and f.kind in MACHINE_FACTS for f in stages.facts(m, job_suite(stages, view, tid)))
         head, lat = g.step(tid, g.headline, m), g.step(tid, LATENCY, m)
         h, t = stepped(head, g.th), -stepped(lat, g.th)
         if not h or lat is None or head is None:
@@ -380,7 +389,7 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
     out: dict[tuple[str, str], list[int]] = defaultdict(list)
     for (plat, o), by in kinds.items():
         agree = set().union(*(kinds.get((plat, o + d), {}).get("agree", set()) for d in (-1, 0, 1)))
-        if agree - by["speedup_only"]:
+        if agree - by["speedup_only"] and not machine_changed.get((plat, o)):
             for kernel in by["speedup_only"]:
                 out[(plat, kernel)].append(o)
     return {k: tuple(v) for k, v in out.items()}
