@@ -91,6 +91,34 @@ def test_kernels_whose_stored_shapes_changed_across_the_step_are_split_off():
     assert [g.part for g in group_moves(moves, part_of(stages, view, "h100"))] == [""]
 
 
+def test_shapes_that_changed_beside_a_new_machine_stay_with_its_event():
+    """The same two kernels' shape lists changed, but the window gives h100 a new CUDA image and
+    nothing in the repo changed their inputs: a new machine fails or skips shapes it cannot run,
+    so they are part of its event; a repo fact changing a kernel's inputs still splits it off."""
+    from types import SimpleNamespace
+
+    from service.pipeline.events import part_of
+    from service.records import FactChange
+
+    moves = [move(kernel=k) for k in ("a", "b", "c", "d", "e")]
+    lg, fb = moves[0].last_good.run_id, moves[0].first_bad.run_id
+    refs = [SimpleNamespace(key=m.key, track_id=i) for i, m in enumerate(moves)]
+    same, more = ("s1", "s2"), ("s1", "s2", "s3")
+    lists = {(i, 1): same for i in range(5)}
+    lists.update({(0, 2): more, (1, 2): more, (2, 2): same, (3, 2): same, (4, 2): same})
+    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes(lists), suite={})
+    image = FactChange("toolchain", "benchmark_dispatch.yml: h100 image cuda 12.9 -> 13.0", "hardware",
+                       ".github/workflows/benchmark_dispatch.yml", "12.9", "13.0")
+    stages = SimpleNamespace(facts=lambda m, suite=None: (image,), rules=SimpleNamespace(suites={}))
+    assert [(g.part, g.kernels) for g in group_moves(moves, part_of(stages, view))] == [
+        ("", ("a", "b", "c", "d", "e"))]
+    inputs = FactChange("num_inputs", "run.py: a num_inputs 2 -> 3", "method_change", "benchmarks/run.py", "2", "3",
+                        kernels=("a",))
+    stages = SimpleNamespace(facts=lambda m, suite=None: (image, inputs), rules=SimpleNamespace(suites={}))
+    assert [(g.part, g.kernels) for g in group_moves(moves, part_of(stages, view))] == [
+        ("", ("b", "c", "d", "e")), ("own_method", ("a",))]
+
+
 def test_kernels_of_a_suite_with_its_own_job_are_their_own_event():
     """Three tritonbench kernels and two linear-attention kernels (their tracks' baseline label
     FLA, a suite of `config/slices.toml`) stepped on one nightly: two events, one per job; a

@@ -187,6 +187,15 @@ CASES = {
     "real, autotuner heuristics": (event([k("gemm", -9, 10)], top_candidate=commit(
         0.7, "[autotuner] new heuristic", ("touches backend-neutral code helion/autotuner/ (all platforms)",))),
         "real", "heuristics"),
+    # one kernel's published shape list changed and its two timers moved, with nothing in the
+    # repo changing its inputs: with the platform's runner unchanged, the harness's doing ...
+    "shapes, machine kept": (event([k("gemm", -9, 10, shapes=True)], ran=17, top_candidate=commit(0.1)),
+                             "method_change", "shapes"),
+    # ... and beside a new runner for the platform that re-timed five others, the machine's (it
+    # fails or skips shapes it cannot run): not read as a harness edit to that kernel
+    "shapes beside a new machine": (event([k("gemm", -9, 10, shapes=True)] + [k(n, -8, 9) for n in "abcde"],
+                                          ran=17, platform_facts=(RUNNER,), top_candidate=commit(0.35)),
+                                    "hardware", "runner"),
     # the kernel's own cudagraph flag changed in the window: only the cudagraph timer moved
     "cudagraph": (event([k("rms_norm-bwd", -30, 0, (-30, -30), facts=(CUDAGRAPH,))], top_candidate=commit(0.5)),
                   "method_change", "cudagraph"),

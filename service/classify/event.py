@@ -16,13 +16,13 @@ from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
     COMPILE_FACTS,
     GLOBAL_METHOD_FACTS,
-    KERNEL_METHOD_FACTS,
     METHOD_MECHANISMS,
     FACT_MECHANISM,
     EventInput,
     Thresholds,
     kind_of,
     observe,
+    own_method_fact,
 )
 from service.classify.metrics import is_speedup
 from service.domain import MoveState
@@ -122,12 +122,6 @@ def _change_fact(cause: str, ev: EventInput, compile_only: bool = False) -> Fact
             if f.kind == kind:
                 return f
     return None
-
-
-def own_method_fact(facts: tuple[FactChange, ...] | list[FactChange], kernel: str) -> FactChange | None:
-    """A change to how this one kernel is measured (strong evidence of its own)."""
-    return next((f for f in facts if f.kind in KERNEL_METHOD_FACTS and (f.kernels is None or kernel in f.kernels)),
-                None)
 
 
 # --- honest speedup -----------------------------------------------------------------------------

@@ -108,6 +108,18 @@ COMPILE_MECHANISMS = (("autotune", "autotune"), ("bench_command", "harness"), ("
 COMPILE_FACTS = tuple(fact for fact, _ in COMPILE_MECHANISMS)  # most telling first
 
 
+def own_method_fact(facts: Iterable[FactChange], kernel: str) -> FactChange | None:
+    """A change to how this one kernel is measured (strong evidence of its own)."""
+    return next((f for f in facts if f.kind in KERNEL_METHOD_FACTS and (f.kernels is None or kernel in f.kernels)),
+                None)
+
+
+def new_machine(facts: Iterable[FactChange]) -> FactChange | None:
+    """The platform's new machine in the window, when it has one: a runner label, a CUDA/ROCm
+    image or runtime, or its compiler DSL or runtime pin (platform-wide facts only)."""
+    return next((f for f in facts if f.kernels is None and f.kind in MACHINE_FACTS), None)
+
+
 def configs_regenerated(kernels: Sequence[KernelSteps]) -> bool:
     """Were the checked-in configs regenerated for at least half the event's kernels? New configs
     explain the kernels they were made for: one kernel's say nothing of six others that moved
@@ -367,7 +379,16 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
         obs.append(Observation("compile", "unknown", "no compile times around the step"))
 
     shapes = [k.shapes_changed for k in ev.kernels if k.shapes_changed is not None]
-    if any(shapes):
+    moved_inputs = [k for k in ev.kernels if k.shapes_changed]
+    machine = new_machine(ev.platform_facts)
+    if moved_inputs and machine is not None and not any(own_method_fact(k.facts, k.kernel) for k in moved_inputs):
+        # nothing in the repo changed these kernels' inputs, and a new machine can fail or skip
+        # shapes it cannot run: the shape list changed with the machine, not the harness
+        obs.append(Observation("shapes", "with_machine",
+                               f"the benchmarked shapes changed for {len(moved_inputs)} kernel(s) with no change to "
+                               f"their inputs in the repo, beside {ev.platform}'s new machine ({machine.path})",
+                               {"path": machine.path, "kind": machine.kind}))
+    elif any(shapes):
         obs.append(Observation("shapes", "changed", f"the benchmarked shapes changed for {sum(shapes)} kernel(s)"))
     elif shapes:
         obs.append(Observation("shapes", "same", "the same shapes were benchmarked"))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
                                     reported_culprit, with_change_commit)
-from service.classify.footprint import (MACHINE_FACTS, EventInput, KernelSteps, Thresholds, autotuning_moved,
-                                        configs_regenerated, shares_machine_change, stepped)
+from service.classify.footprint import (EventInput, KernelSteps, Thresholds, autotuning_moved, configs_regenerated,
+                                        new_machine, own_method_fact, shares_machine_change, stepped)
 from service.classify.levels import step_of
 from service.classify.groups import event_ended
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
@@ -307,7 +307,8 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
     """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
     in the window are one part, the others another. Their own measurement changed when the
     repo says so (a kernel-scoped method fact) or the documents do (the kernel's shape list
-    differs across the step): a shapes edit to two kernels is not the platform's event.
+    differs across the step, and the platform kept its machine): a shapes edit to two kernels
+    is not the platform's event.
     Given the pass's ``moves``, kernels whose speedup stepped while Helion's own time stayed put
     are a part of their own on a nightly where other kernels' two timers stepped together
     (`speedup_only_kernels`): two footprints that night, two events.
@@ -315,18 +316,19 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
     ``platform``: only that platform's nightlies are split (`investigate` asks about one; the
     other platforms are context, and their kernels per night are the same however they split,
     so it spares reading their windows' files)."""
-    from service.classify.event import own_method_fact
-
     track_of = {r.key: r.track_id for r in view.refs}
     apart = speedup_only_kernels(stages, view, moves or [], platform)
 
     def own(m: Move) -> str:
         if platform is not None and m.key.platform_short != platform:
             return ""
-        if own_method_fact(stages.facts(m, job_suite(stages, view, track_of.get(m.key))), m.key.kernel) is not None:
+        facts = stages.facts(m, job_suite(stages, view, track_of.get(m.key)))
+        if own_method_fact(facts, m.key.kernel) is not None:
             return "own_method"
+        # a shape list that changed with no change in the repo, beside the platform's new
+        # machine, is the machine's doing (it fails or skips shapes): part of its event
         tid = track_of.get(m.key)
-        return "own_method" if tid is not None and shapes_changed(view, tid, m) else ""
+        return "own_method" if tid is not None and shapes_changed(view, tid, m) and new_machine(facts) is None else ""
 
     def timers(m: Move) -> str:
         near = apart.get((m.key.platform_short, m.key.kernel), ())
@@ -376,8 +378,8 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
             continue
         seen.add((m.key.platform_short, m.key.kernel, o))
         if (m.key.platform_short, o) not in machine_changed:
-            machine_changed[(m.key.platform_short, o)] = any(
-                f.kernels is None and f.kind in MACHINE_FACTS for f in stages.facts(m, job_suite(stages, view, tid)))
+            machine_changed[(m.key.platform_short, o)] = new_machine(
+                stages.facts(m, job_suite(stages, view, tid))) is not None
         head, lat = g.step(tid, g.headline, m), g.step(tid, LATENCY, m)
         h, t = stepped(head, g.th), -stepped(lat, g.th)
         if not h or lat is None or head is None:
