@@ -86,6 +86,9 @@ BLIND_SETS = (
     ("s", "tests.blind_worlds_s", "181,182,183", "setS",
      "the eighteenth blind set (tests/blind_worlds_s), written blind by a helper in the session of 2026-12-07 "
      "(seventh), while that session's service change was being measured (windows ending Feb, Jun and Aug 2026)"),
+    ("t", "tests.blind_worlds_t", "191,192,193", "setT",
+     "the nineteenth blind set (tests/blind_worlds_t), written blind by a helper in the session of 2026-12-07 "
+     "(eighth), while that session's service change was being measured (windows ending Mar, Jun and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
