@@ -378,8 +378,8 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
     else:
         obs.append(Observation("compile", "unknown", "no compile times around the step"))
 
-    shapes = [k.shapes_changed for k in ev.kernels if k.shapes_changed is not None]
-    moved_inputs = [k for k in ev.kernels if k.shapes_changed]
+    known = [k for k in ev.kernels if k.shapes_changed is not None]
+    moved_inputs = [k for k in known if k.shapes_changed]
     machine = new_machine(ev.platform_facts)
     if moved_inputs and machine is not None and not any(own_method_fact(k.facts, k.kernel) for k in moved_inputs):
         # nothing in the repo changed these kernels' inputs, and a new machine can fail or skip
@@ -388,9 +388,10 @@ def observe(ev: EventInput, th: Thresholds | None = None) -> list[Observation]:
                                f"the benchmarked shapes changed for {len(moved_inputs)} kernel(s) with no change to "
                                f"their inputs in the repo, beside {ev.platform}'s new machine ({machine.path})",
                                {"path": machine.path, "kind": machine.kind}))
-    elif any(shapes):
-        obs.append(Observation("shapes", "changed", f"the benchmarked shapes changed for {sum(shapes)} kernel(s)"))
-    elif shapes:
+    elif moved_inputs:
+        obs.append(Observation("shapes", "changed",
+                               f"the benchmarked shapes changed for {len(moved_inputs)} kernel(s)"))
+    elif known:
         obs.append(Observation("shapes", "same", "the same shapes were benchmarked"))
     else:
         obs.append(Observation("shapes", "unknown", "shape lists not kept around the step"))

@@ -368,7 +368,7 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
     g = EventGatherer(stages, view)
     kinds: dict[tuple[str, int], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     seen: set[tuple[str, str, int]] = set()
-    machine_changed: dict[tuple[str, int], bool] = {}
+    reps: dict[tuple[str, int], tuple[Move, int]] = {}  # a move of each platform nightly, for its window
     for m in moves:
         if m.key.metric != g.headline or (platform is not None and m.key.platform_short != platform):
             continue
@@ -377,9 +377,7 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
         if o is None or tid is None or (m.key.platform_short, m.key.kernel, o) in seen:
             continue
         seen.add((m.key.platform_short, m.key.kernel, o))
-        if (m.key.platform_short, o) not in machine_changed:
-            machine_changed[(m.key.platform_short, o)] = new_machine(
-                stages.facts(m, job_suite(stages, view, tid))) is not None
+        reps.setdefault((m.key.platform_short, o), (m, tid))
         head, lat = g.step(tid, g.headline, m), g.step(tid, LATENCY, m)
         h, t = stepped(head, g.th), -stepped(lat, g.th)
         if not h or lat is None or head is None:
@@ -391,10 +389,15 @@ def speedup_only_kernels(stages: "Stages", view: "SourceView", moves: "list[Move
     out: dict[tuple[str, str], list[int]] = defaultdict(list)
     for (plat, o), by in kinds.items():
         agree = set().union(*(kinds.get((plat, o + d), {}).get("agree", set()) for d in (-1, 0, 1)))
-        if agree - by["speedup_only"] and not machine_changed.get((plat, o)):
+        if by["speedup_only"] and agree - by["speedup_only"] and not _new_machine_night(stages, view, *reps[(plat, o)]):
             for kernel in by["speedup_only"]:
                 out[(plat, kernel)].append(o)
     return {k: tuple(v) for k, v in out.items()}
+
+
+def _new_machine_night(stages: "Stages", view: "SourceView", m: Move, track_id: int) -> bool:
+    """Does the window of ``m``'s nightly give its platform a new machine?"""
+    return new_machine(stages.facts(m, job_suite(stages, view, track_id))) is not None
 
 
 def job_suite(stages: "Stages", view: "SourceView", track_id: int | None) -> str | None:
