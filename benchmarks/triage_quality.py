@@ -89,6 +89,9 @@ BLIND_SETS = (
     ("t", "tests.blind_worlds_t", "191,192,193", "setT",
      "the nineteenth blind set (tests/blind_worlds_t), written blind by a helper in the session of 2026-12-07 "
      "(eighth), while that session's service change was being measured (windows ending Mar, Jun and Aug 2026)"),
+    ("u", "tests.blind_worlds_u", "201,202,203", "setU",
+     "the twentieth blind set (tests/blind_worlds_u), written blind by a helper in the session of 2026-12-07 "
+     "(ninth), while that session's service change was being measured (windows ending May, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
