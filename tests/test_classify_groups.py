@@ -119,6 +119,31 @@ def test_shapes_that_changed_beside_a_new_machine_stay_with_its_event():
         ("", ("b", "c", "d", "e")), ("own_method", ("a",))]
 
 
+def test_a_kernel_whose_configs_were_regenerated_is_not_part_of_the_platforms_event():
+    """A pin change re-times every pretuned kernel of b200 on the nightly that also regenerated
+    one kernel's checked-in configs: that kernel is an event of its own (its new configs), and the
+    others are the platform's, neither lending the other its footprint or cause."""
+    from types import SimpleNamespace
+
+    from service.pipeline.events import part_of
+    from service.records import FactChange
+
+    moves = [move("geomean", kernel=k, source="pretuned") for k in ("a", "b", "c", "nvfp4_gemv")]
+    lg, fb = moves[0].last_good.run_id, moves[0].first_bad.run_id
+    refs = [SimpleNamespace(key=m.key, track_id=i) for i, m in enumerate(moves)]
+    view = SimpleNamespace(refs=refs, pk_of={lg: 1, fb: 2}, facts=_Shapes({}), suite={})
+    pin = FactChange("baseline_pin", "benchmark_pretuned.yml: torch 2.11 -> 2.13", "method_change",
+                     ".github/workflows/benchmark_pretuned.yml", "2.11", "2.13")
+    configs = FactChange("pretuned_config", "nvfp4_gemv's checked-in Helion configs were regenerated", "real",
+                         "pretuned_kernels/nvfp4_gemv/_helion_aot_nvfp4_gemv_cuda_sm100.py", kernels=("nvfp4_gemv",))
+    stages = SimpleNamespace(facts=lambda m, suite=None: (pin, configs), rules=SimpleNamespace(suites={}))
+    assert sorted((g.part, g.kernels) for g in group_moves(moves, part_of(stages, view))) == [
+        ("", ("a", "b", "c")), ("own_configs", ("nvfp4_gemv",))]
+    stages = SimpleNamespace(facts=lambda m, suite=None: (pin,), rules=SimpleNamespace(suites={}))
+    assert [(g.part, g.kernels) for g in group_moves(moves, part_of(stages, view))] == [
+        ("", ("a", "b", "c", "nvfp4_gemv"))]
+
+
 def test_kernels_of_a_suite_with_its_own_job_are_their_own_event():
     """Three tritonbench kernels and two linear-attention kernels (their tracks' baseline label
     FLA, a suite of `config/slices.toml`) stepped on one nightly: two events, one per job; a
@@ -150,3 +175,31 @@ def test_an_event_ended_when_every_move_for_the_worse_ended():
     assert event_ended([lat, slower, risen])
     assert not event_ended([lat, move("helion_speedup_geomean", 1.5, 1.3, kernel="gemm")])  # gemm still slow
     assert not event_ended([risen])  # nothing came back
+
+
+def test_a_short_excursion_stands_as_an_event_where_something_explains_its_end():
+    """Many kernels with a revert or a machine that came back; two or more only beside a revert
+    and out on both timers (a change merged and reverted three nights later on the two kernels it
+    touched); one night on a few kernels, or anything without an explanation, stays noise."""
+    from service.classify.groups import short_event_stands
+
+    timers = ("helion_speedup_geomean", "helion_latency_avg_ms")
+
+    def out(kernel, metric, nights=3):
+        return move(metric, 1.0, 0.85 if "speedup" in metric else 1.18, kernel=kernel, state="ended",
+                    nights_after=nights)
+
+    both = [out(k, m) for k in ("layer_norm", "rms_norm") for m in timers]
+    assert short_event_stands(both, 2, 3, reverted=True, hardware=False, timers=timers)
+    assert not short_event_stands(both, 2, 3, reverted=False, hardware=True, timers=timers)
+    one_timer = [out("layer_norm", timers[0]), out("rms_norm", timers[0]), out("rms_norm", timers[1])]
+    assert not short_event_stands(one_timer, 2, 3, reverted=True, hardware=False, timers=timers)
+    one_night = [out(k, m, nights=1) for k in ("layer_norm", "rms_norm") for m in timers]
+    assert not short_event_stands(one_night, 2, 3, reverted=True, hardware=False, timers=timers)
+    assert not short_event_stands(both, 2, 3, reverted=True, hardware=False, timers=None)  # one timer published
+    alone = [out("layer_norm", m) for m in timers]
+    assert not short_event_stands(alone, 1, 3, reverted=True, hardware=False, timers=timers)
+    many = [out(k, timers[0], nights=1) for k in ("a", "b", "c")]
+    assert short_event_stands(many, 3, 3, reverted=True, hardware=False)
+    assert not short_event_stands(many, 3, 3, reverted=False, hardware=True)  # one bad night of a machine
+    assert short_event_stands([out(k, timers[0]) for k in "abc"], 3, 3, reverted=False, hardware=True)

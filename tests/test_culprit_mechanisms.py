@@ -297,3 +297,31 @@ def test_baselines_stepping_with_a_real_toolchain_change_are_the_machines(helion
     comparators = next(o.value for o in observe(ev) if o.name == "comparators")
     v = classify_event(ev, load_table())
     assert (comparators, v.cause, v.kind) == want, [(e.check, e.verdict, e.detail) for e in v.evidence]
+
+
+def _nightly_series(repo: Path, shas: list[str], values: list[float]):
+    """A pretuned b200 nvfp4_gemv series on real first-parent commits, a nightly a day."""
+    from datetime import timedelta
+
+    from service.records import SeriesData, SeriesPoint
+
+    t0 = datetime(2026, 7, 29, 10, tzinfo=timezone.utc)
+    pts = tuple(SeriesPoint(f"{900 + i}", sha[:8], sha, t0 + timedelta(days=i), v)
+                for i, (sha, v) in enumerate(zip(shas, values)))
+    return SeriesData(SeriesKey("pretuned", "b200", "nvfp4_gemv", "geomean"), pts)
+
+
+def test_a_step_on_a_young_series_is_announced_where_the_repo_regenerated_that_kernels_configs(helion_clone):
+    """76df68c9 regenerated nvfp4_gemv's sm100 configs two nightlies after the kernel joined the
+    pretuned suite: the step on the third nightly is announced (the search needs more nights before
+    it). The same numbers on commits that changed nothing of nvfp4_gemv are not, and the window is
+    read only where the data steps."""
+    chain = _git(helion_clone, "rev-list", "--first-parent", "--reverse", "main").split()
+    i = chain.index(_full(helion_clone, "76df68c9"))
+    values = [1.02, 1.05, 0.93, 0.94, 0.93, 0.94, 1.09, 0.93, 0.93, 0.94, 0.95, 0.92]
+    on_it = [chain[i - 2], chain[i - 1], *chain[i:i + 10]]
+    stages = Stages(load_settings(), helion_clone)
+    assert stages.young_changes(_nightly_series(helion_clone, on_it, values)) == ["902"]
+    elsewhere = [*chain[i - 40:i - 28]]  # twelve nights of July that never touched nvfp4_gemv
+    assert stages.young_changes(_nightly_series(helion_clone, elsewhere, values)) == []
+    assert stages.young_changes(_nightly_series(helion_clone, on_it, [1.0] * 12)) == []

@@ -83,6 +83,23 @@ def test_one_kernels_three_night_excursion_is_still_noise(lite, tmp_path):
     assert all(a["state"] == "retracted" for a in _step_alerts(lite, shas))
 
 
+@pytest.mark.parametrize("reverted", [True, False])
+def test_two_kernels_out_on_both_timers_until_a_revert_are_an_event_and_without_it_noise(lite, tmp_path, reverted):
+    """Fewer kernels than a platform-wide move needs: the revert of the start window's commit as
+    the level came back is what makes it an event (two kernels, both timers); without it, a few
+    bad nights on two kernels are noise."""
+    shas = _repo(tmp_path / "helion", revert_night=BACK if reverted else None)
+    _world(lite, shas, ("layer_norm", "rms_norm"))
+    detect_pass(lite, load_settings(), tmp_path / "helion", fetch=False, now=T0 + timedelta(days=NIGHTS))
+    got = [a for a in _step_alerts(lite, shas) if a["state"] != "retracted"]
+    if not reverted:
+        assert got == []
+        return
+    assert {a["kernel"] for a in got} == {"layer_norm", "rms_norm"}
+    assert {a["state"] for a in got} == {"ended"} and {a["cause"] for a in got} == {"real"}
+    assert {a["culprit"]["subject"] for a in got} == {CULPRIT}
+
+
 def test_the_commit_the_revert_undid_is_the_culprit_over_a_louder_one(lite, tmp_path):
     """Two code commits in the window; the one a later commit reverted as the level came back is
     the culprit, though the other names the moved kernels and their backend."""

@@ -114,6 +114,20 @@ def own_method_fact(facts: Iterable[FactChange], kernel: str) -> FactChange | No
                 None)
 
 
+def own_configs_fact(facts: Iterable[FactChange], kernel: str) -> FactChange | None:
+    """This kernel's checked-in Helion configs were regenerated (strong evidence of its own)."""
+    return next((f for f in facts if f.kind == "pretuned_config" and (f.kernels is None or kernel in f.kernels)),
+                None)
+
+
+def announces_step(facts: Iterable[FactChange], kernel: str) -> FactChange | None:
+    """A fact that says this kernel's own numbers changed on the nightly: how it is measured
+    (`own_method_fact`, but not its joining or leaving a platform's list, which starts or ends a
+    series rather than stepping it) or its checked-in configs regenerated."""
+    facts = [f for f in facts if f.kind not in ("kernel_added", "kernel_dropped")]
+    return own_method_fact(facts, kernel) or own_configs_fact(facts, kernel)
+
+
 def new_machine(facts: Iterable[FactChange]) -> FactChange | None:
     """The platform's new machine in the window, when it has one: a runner label, a CUDA/ROCm
     image or runtime, or its compiler DSL or runtime pin (platform-wide facts only)."""

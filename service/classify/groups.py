@@ -114,3 +114,26 @@ def event_ended(moves: Sequence[Move]) -> bool:
     never reads as ended; the week is over when every move for the worse is."""
     return any(m.state == "ended" for m in moves) and all(
         m.state == "ended" for m in moves if m.direction == "regression")
+
+
+def short_event_stands(moves: Sequence[Move], kernels: int, min_kernels: int, reverted: bool, hardware: bool,
+                       timers: tuple[str, str] | None = None) -> bool:
+    """Is a short excursion that came back an event with an end, or a bad stretch (noise)?
+
+    Many kernels of the platform out together, with something that explains the end: a machine
+    that came back (more than one night), or a commit that undid a change of the start window as
+    the level came back. A revert is that explanation for as few as two kernels, when each of
+    them left its level on both timers (``timers``: the headline and the latency metric): a stray
+    night is one series, and a change merged and reverted three nights later on the two kernels
+    it touched is not noise. One bad night is an event only beside its revert, and then only on
+    many kernels: a machine having a bad night is what noise is."""
+    one_night = all(m.state == "ended" and m.nights_after <= 1 for m in moves)
+    if kernels >= min_kernels:
+        return reverted or (hardware and not one_night)
+    if not reverted or one_night or timers is None or kernels < 2:
+        return False  # one kernel's few nights are its own scatter, whatever landed beside them
+    by_kernel: dict[str, set[str]] = {}
+    for m in moves:
+        if m.state == "ended":
+            by_kernel.setdefault(m.key.kernel, set()).add(m.key.metric)
+    return len(by_kernel) == kernels and all(set(timers) <= ms for ms in by_kernel.values())

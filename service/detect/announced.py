@@ -1,4 +1,4 @@
-"""Steps on nightlies where the data itself says the measurement changed.
+"""Steps on nightlies where the data, or the repo, says the measurement changed.
 
 The pretuned document publishes, run by run, which baselines a kernel was compared with and
 whether it was CUDA-graph timed; "a flip of `cudagraph` or a change in the set of `baselines`
@@ -7,6 +7,8 @@ to be believed, because its reason is given: a series with one nightly before th
 suite that had just started) is beyond the search, which needs ``min_size`` nights a side, but a
 person comparing the two nights would still see it. So here one night before is enough, and
 the step must still clear the usual magnitude floor and ``min_significance`` standard errors.
+The repo can say it too, near a series' start: `young_steps` names the runs where the data
+steps, and the caller keeps those whose window changed that kernel's own measurement or configs.
 
 Pure: a series and the run ids where its track's measurement changed in, moves out.
 """
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from service.detect.core import noise_sigma, segment_sse
 from service.detect.pooled import move_at
-from service.detect.series import _ref, trend_points
+from service.detect.series import _ref, is_trend_value, trend_points
 from service.detect.settings import DetectSettings
 from service.records import Move, SeriesData
 
@@ -50,15 +53,59 @@ def announced_moves(sd: SeriesData, at_runs: Iterable[str], s: DetectSettings, k
         if any(t <= night or k is None or k <= j for t, k in near):
             continue
         end = min([j + w, *(k for _, k in near)])
-        sigma = max(noise_sigma(v[:j]) if j >= 3 else 0.0, noise_sigma(v[j:]), s.pooled_noise_floor)
-        before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:end]))
-        nb, na = min(j, w), end - j
-        z = (after - before) / (sigma * math.sqrt(math.pi / 2 * (1.0 / nb + 1.0 / na)))
-        if abs(z) < s.min_significance or abs(math.expm1(after - before)) * 100.0 < s.min_change_pct:
+        z, sigma = _step_at(v, j, end, s)
+        if z is None:
             continue
         # up to a later step: the level between the two, not the one after the second
-        out.append(move_at(sd, pts, j, abs(z), sigma, s, end=end))
+        out.append(move_at(sd, pts, j, z, sigma, s, end=end))
         taken.append((night, j))
+    return out
+
+
+def _step_at(v: np.ndarray, j: int, end: int, s: DetectSettings) -> tuple[float | None, float]:
+    """(significance, sigma) of a step at ``j`` of log values ``v``, the level after read up to
+    ``end``: the medians of up to ``pooled_window`` nights a side in standard errors (None when
+    it misses ``min_significance`` or the magnitude floor)."""
+    w = s.pooled_window
+    sigma = max(noise_sigma(v[:j]) if j >= 3 else 0.0, noise_sigma(v[j:]), s.pooled_noise_floor)
+    before, after = float(np.median(v[max(0, j - w):j])), float(np.median(v[j:end]))
+    nb, na = min(j, w), end - j
+    z = abs(after - before) / (sigma * math.sqrt(math.pi / 2 * (1.0 / nb + 1.0 / na)))
+    if z < s.min_significance or abs(math.expm1(after - before)) * 100.0 < s.min_change_pct:
+        return None, sigma
+    return z, sigma
+
+
+def young_steps(sd: SeriesData, s: DetectSettings) -> list[str]:
+    """Runs among a series' first ``min_size - 1`` after its first, where its level steps as
+    `announced_moves` reads a step: candidates for an announcement the data cannot make.
+
+    Why: the search needs ``min_size`` nights a side, so a step on a series' second or third
+    nightly (a pretuned kernel's configs regenerated two nights after it joined the suite) is
+    beyond it, and a later outlier can pull it elsewhere. The repo may give the reason (the
+    caller reads it, only for the runs named here: most series have none). With so little before
+    it, a step is named once ``confirm_nights`` follow it, not on the tail rule's two."""
+    # read on the series' first weeks only (its points are in date order): once they are there,
+    # later nights (a regime months on) never change what is named, and every series of a pass
+    # is asked, so a long one must cost no more than a short one
+    first: list = []
+    for p in sd.points:
+        if is_trend_value(p):
+            first.append(p)
+            if len(first) == s.min_size + 3 * s.pooled_window:
+                break
+    logs = [math.log(p.value) for p in first]
+    w, out = s.pooled_window, []
+    for j in range(1, min(s.min_size, len(first))):
+        if len(first) - j < max(s.report_after_nights, s.confirm_nights):
+            break  # the scatter is read after the step: two nights of it say nothing yet
+        end = min(j + w, len(first))
+        # the magnitude floor first, on plain medians: most series fail it, and cost no more
+        if abs(math.expm1(statistics.median(logs[j:end]) - statistics.median(logs[max(0, j - w):j]))) * 100.0 \
+                < s.min_change_pct:
+            continue
+        if _step_at(np.asarray(logs), j, end, s)[0] is not None:
+            out.append(first[j].run_id)
     return out
 
 

@@ -219,6 +219,35 @@ class Stages:
             return ()
         return tuple(f for f in facts if f.suite is None or f.suite == suite)
 
+    def young_changes(self, sd: SeriesData, suite: str | None = None) -> list[str]:
+        """Runs near a series' start where its level steps (`detect.announced.young_steps`) and
+        the repo says this kernel's own numbers changed in the window before
+        (`classify.footprint.announces_step`): announced like a change the data publishes. Only
+        the few runs the data names are read, so most series cost nothing."""
+        from service.classify.footprint import announces_step
+        from service.detect.announced import young_steps
+        from service.detect.series import trend_points
+
+        runs = young_steps(sd, self.dset) if self.repo is not None else []
+        if not runs:
+            return []
+        pts = trend_points(sd)
+        index = {p.run_id: i for i, p in enumerate(pts)}
+        out = []
+        for run in runs:
+            lg, fb = pts[index[run] - 1], pts[index[run]]
+            try:
+                w = self._window_fn(self.repo, lg.full_sha, fb.full_sha, self.settings.helion.max_window_commits)
+                facts = self._facts_fn(self.repo, lg.full_sha, fb.full_sha, sd.key.platform_short, sd.key.kernel,
+                                       self.rules, source=sd.key.source,
+                                       changed_paths=w.touched_paths if w.complete else None)
+            except BenchwatchError as exc:
+                log.warning("repo facts: %s", exc.message)
+                continue
+            if announces_step([f for f in facts if f.suite is None or f.suite == suite], sd.key.kernel):
+                out.append(run)
+        return out
+
     def code_commits(self, window) -> int:
         """How many commits of a window change Helion's code (not docs, tests or the harness)."""
         k = (window.last_good, window.first_bad)
@@ -454,8 +483,11 @@ def fresh_moves(stages: Stages, view: SourceView, series_ids: Sequence[int],
     found = {}
     for sid in series_ids:
         found[sid] = stages.detect(view.data[sid])
-        changed_at = view.measurement_changed_at(track_of[sid])
-        if changed_at:  # the data says how it is measured changed there: a step needs less history
+        # the data says how it is measured changed there, or the repo does near the series' start:
+        # a step needs less history
+        changed_at = [*view.measurement_changed_at(track_of[sid]),
+                      *stages.young_changes(view.data[sid], view.suite.get(track_of[sid]))]
+        if changed_at:
             found[sid] = onto_announced(view.data[sid], changed_at, stages.dset, found[sid])
             more = announced_moves(view.data[sid], changed_at, stages.dset, found[sid], night_of)
             found[sid] = sorted([*found[sid], *more], key=lambda m: m.first_bad.date)
@@ -767,27 +799,29 @@ def _detect_source(
 
 
 def _lone_blips(moves: list[Move], view: SourceView, stages: Stages) -> set[tuple]:
-    """Short ended excursions without enough company on their platform and night (±1) to be a
-    hardware episode: noise, dropped before any event is explained (most nights have a few)."""
+    """Short ended excursions without the company on their platform and night (±1) that could
+    make them an event (`classify.groups.short_event_stands`, asked as if the best explanation
+    were there): noise, dropped before any event is explained (most nights have a few)."""
+    from service.classify.groups import short_event_stands
     from service.pipeline.events import move_key
 
     short = [m for m in moves if m.state == "ended" and m.nights_after <= stages.dset.revert_nights]
     if not short:
         return set()
     night: dict[str, int | None] = {}
-    kernels: dict[tuple[str, int], set[str]] = defaultdict(set)
+    near: dict[tuple[str, int], list[Move]] = defaultdict(list)
     for m in short:
         o = view.ordinal.get(view.pk_of.get(m.first_bad.run_id, -1))
         night[m.first_bad.run_id] = o
         if o is not None:
-            kernels[(m.key.platform_short, o)].add(m.key.kernel)
+            near[(m.key.platform_short, o)].append(m)
     need = stages.cset.group_min_kernels
+    timers = (HEADLINE_OF[view.source], LATENCY) if view.source == Source.DASHBOARD else None
     out = set()
     for m in short:
         o = night[m.first_bad.run_id]
-        company = set() if o is None else set().union(
-            *(kernels.get((m.key.platform_short, o + d), set()) for d in (-1, 0, 1)))
-        if len(company) < need:
+        company = [] if o is None else [c for d in (-1, 0, 1) for c in near.get((m.key.platform_short, o + d), ())]
+        if not short_event_stands(company, len({c.key.kernel for c in company}), need, True, True, timers):
             out.add(move_key(m))
     return out
 

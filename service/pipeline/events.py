@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from service.classify.event import (EventVerdict, classify_event, member_classification, own_configs_member,
                                     reported_culprit, with_change_commit)
 from service.classify.footprint import (EventInput, KernelSteps, Thresholds, autotuning_moved, configs_regenerated,
-                                        new_machine, own_method_fact, shares_machine_change, stepped)
+                                        new_machine, own_configs_fact, own_method_fact, shares_machine_change, stepped)
 from service.classify.levels import step_of
-from service.classify.groups import event_ended
+from service.classify.groups import event_ended, short_event_stands
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
 from service.records import Classification, Evidence, FactChange, Move, RankedCommit, Revert
@@ -211,16 +211,11 @@ class EventGatherer:
         own = {k.kernel: k.facts for k in ev.kernels}
         members: dict[tuple, Classification] = {}
         min_sig = self.stages.cset.min_significance
-        # a short excursion that came back is an event with an end only when many kernels of the
-        # platform made it together (alone, or with a few, it is noise, as it always was), and
-        # something explains the end: a machine that came back, or a commit that undid the
-        # change as the level came back (a regression reverted three nights later). Several
-        # kernels out for a few nights with neither is no more than a bad stretch. One bad night
-        # (`detect.joint.one_night_dips`) is an event only beside its revert: a machine having
-        # a bad night is what noise is.
-        one_night = all(m.state == "ended" and m.nights_after <= 1 for m in group.moves)
-        episode = len(ev.kernels) >= self.stages.cset.group_min_kernels and (
-            ev.revert is not None or (v.cause == "hardware" and not one_night))
+        # a short excursion that came back is an event with an end only where something explains
+        # the end (`classify.groups.short_event_stands`); otherwise its members are blips
+        episode = short_event_stands(group.moves, len(ev.kernels), self.stages.cset.group_min_kernels,
+                                     ev.revert is not None, v.cause == "hardware",
+                                     (self.headline, LATENCY) if self.view.source == "dashboard" else None)
         short = self.stages.dset.revert_nights
         blips = frozenset(move_key(m) for m in group.moves
                           if m.state == "ended" and m.nights_after <= short and not episode)
@@ -249,7 +244,7 @@ class EventGatherer:
                 quiet.add(move_key(m))
                 continue
             c = member_classification(v, m, own.get(m.key.kernel, ()), candidates=ranked)
-            configs = next((f for f in own.get(m.key.kernel, ()) if f.kind == "pretuned_config"), None)
+            configs = own_configs_fact(own.get(m.key.kernel, ()), m.key.kernel)
             if configs is not None and c.cause != "real":
                 c = own_configs_member(c, m, configs, self.stages.attribute(m, configs))
             elif c.cause == "real" and (m.last_good.run_id, m.first_bad.run_id) != (lead.last_good.run_id,
@@ -305,10 +300,12 @@ def shapes_changed(view: "SourceView", track_id: int, m: Move) -> bool | None:
 def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
             moves: "list[Move] | None" = None):
     """How `group_moves` splits a platform's nightly: the kernels whose own measurement changed
-    in the window are one part, the others another. Their own measurement changed when the
-    repo says so (a kernel-scoped method fact) or the documents do (the kernel's shape list
-    differs across the step, and the platform kept its machine): a shapes edit to two kernels
-    is not the platform's event.
+    in the window are one part, the kernels whose checked-in configs were regenerated another,
+    the others a third. Their own measurement changed when the repo says so (a kernel-scoped
+    method fact) or the documents do (the kernel's shape list differs across the step, and the
+    platform kept its machine): a shapes edit to two kernels is not the platform's event, and a
+    kernel's new configs (its own change) neither lend the platform's event their footprint
+    nor take its cause.
     Given the pass's ``moves``, kernels whose speedup stepped while Helion's own time stayed put
     are a part of their own on a nightly where other kernels' two timers stepped together
     (`speedup_only_kernels`): two footprints that night, two events.
@@ -325,6 +322,8 @@ def part_of(stages: "Stages", view: "SourceView", platform: str | None = None,
         facts = stages.facts(m, job_suite(stages, view, track_of.get(m.key)))
         if own_method_fact(facts, m.key.kernel) is not None:
             return "own_method"
+        if own_configs_fact(facts, m.key.kernel) is not None:
+            return "own_configs"  # the configs it runs were regenerated: its own change, not the platform's
         # a shape list that changed with no change in the repo, beside the platform's new
         # machine, is the machine's doing (it fails or skips shapes): part of its event
         tid = track_of.get(m.key)
