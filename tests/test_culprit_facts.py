@@ -440,3 +440,19 @@ def test_a_toolchain_pin_file_read_at_both_ends():
     got = {f.kind: f for f in toolchain_file_facts(action, old, new, "tpu")}
     assert got["toolchain_pin"].old == "jax==0.11.0, libtpu==0.0.45" and got["toolchain_pin"].new == "jax==0.11.1, libtpu==0.0.46"
     assert got["baseline_pin"].suggests == "method_change" and got["baseline_pin"].new == "torch==2.10.0"
+
+
+def test_only_the_runner_files_and_a_pretuned_kernels_folder_can_hold_a_kernels_own_facts():
+    """`Stages.young_changes` skips a window whose files cannot say one kernel's numbers changed:
+    run.py (its mappings and metric mappings), the linear-attention and TPU runners, a pretuned
+    kernel's folder. Workflows, pins and Helion's code hold platform-wide facts or none."""
+    from service.culprit.facts import may_hold_kernel_facts
+
+    assert may_hold_kernel_facts(None)  # the window's files not known: read
+    assert may_hold_kernel_facts(frozenset({"helion/x.py", "benchmarks/run.py"}))
+    assert may_hold_kernel_facts(frozenset({"pretuned_kernels/nvfp4_gemv/_helion_aot_nvfp4_gemv_cuda_sm100.py"}))
+    assert may_hold_kernel_facts(frozenset({"benchmarks/run_tpu.py"}))
+    assert may_hold_kernel_facts(frozenset({"benchmarks/run_linattn.py"}))
+    assert not may_hold_kernel_facts(frozenset({"helion/_compiler/x.py", ".github/workflows/benchmark.yml",
+                                                ".github/ci_commit_pins/torch_tpu.txt", "benchmarks/README.md"}))
+    assert not may_hold_kernel_facts(frozenset())

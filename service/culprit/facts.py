@@ -654,6 +654,18 @@ def _present(repo: Path, sha: str) -> bool:
         return False
 
 
+# the only files a fact about one kernel's own measurement or configs is read from (run.py and its
+# metric mappings, the linear-attention and TPU runners, a pretuned kernel's folder): a window that
+# touches none of them holds no such fact, whatever else it changed
+KERNEL_FACT_FILES = (RUN_PY, hf.LINATTN, hf.RUN_TPU, hf.PRETUNED_DIR + "/")
+
+
+def may_hold_kernel_facts(changed: frozenset[str] | None) -> bool:
+    """Could a window that touched ``changed`` (None: not known) hold a fact about one kernel's own
+    measurement or configs? Lets a caller that wants only those skip reading the rest."""
+    return changed is None or any(p.startswith(KERNEL_FACT_FILES) for p in changed)
+
+
 def _touched(changed: frozenset[str] | None, path: str) -> bool:
     return changed is None or path in changed or any(p.startswith(path) for p in changed if path.endswith("/"))
 

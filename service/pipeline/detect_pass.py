@@ -225,6 +225,7 @@ class Stages:
         (`classify.footprint.announces_step`): announced like a change the data publishes. Only
         the few runs the data names are read, so most series cost nothing."""
         from service.classify.footprint import announces_step
+        from service.culprit.facts import may_hold_kernel_facts
         from service.detect.announced import young_steps
         from service.detect.series import trend_points
 
@@ -238,9 +239,11 @@ class Stages:
             lg, fb = pts[index[run] - 1], pts[index[run]]
             try:
                 w = self._window_fn(self.repo, lg.full_sha, fb.full_sha, self.settings.helion.max_window_commits)
+                changed = w.touched_paths if w.complete else None
+                if not may_hold_kernel_facts(changed):
+                    continue  # nothing the window touched can say this kernel's numbers changed
                 facts = self._facts_fn(self.repo, lg.full_sha, fb.full_sha, sd.key.platform_short, sd.key.kernel,
-                                       self.rules, source=sd.key.source,
-                                       changed_paths=w.touched_paths if w.complete else None)
+                                       self.rules, source=sd.key.source, changed_paths=changed)
             except BenchwatchError as exc:
                 log.warning("repo facts: %s", exc.message)
                 continue
