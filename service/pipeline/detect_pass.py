@@ -208,12 +208,22 @@ class Stages:
         move's platform and kernel (only files some commit of the window touched are read).
         ``suite``: the job the kernel runs in (`events.job_suite`); a fact read from another
         suite's own steps is not about this kernel."""
-        w = self.window(move)
+        return self._facts_between(move.last_good.full_sha, move.first_bad.full_sha, move.key, suite)
+
+    def _facts_between(self, last_good_full: str, first_bad_full: str, key, suite: str | None = None,
+                       kernel_only: bool = False) -> tuple:
+        """`facts` for the window between two nightly shas; ``kernel_only``: only facts about the
+        kernel's own measurement or configs are wanted, so a window that touched no file holding
+        them (`culprit.facts.may_hold_kernel_facts`) is not read at all."""
+        from service.culprit.facts import may_hold_kernel_facts
+
+        w = self._window_fn(self.repo, last_good_full, first_bad_full, self.settings.helion.max_window_commits)
         changed = w.touched_paths if w is not None and w.complete else None
+        if kernel_only and not may_hold_kernel_facts(changed):
+            return ()
         try:  # `culprit.facts.repo_fact_changes` keeps the one cache of them
-            facts = self._facts_fn(
-                self.repo, move.last_good.full_sha, move.first_bad.full_sha, move.key.platform_short,
-                move.key.kernel, self.rules, source=move.key.source, changed_paths=changed)
+            facts = self._facts_fn(self.repo, last_good_full, first_bad_full, key.platform_short, key.kernel,
+                                   self.rules, source=key.source, changed_paths=changed)
         except BenchwatchError as exc:
             log.warning("repo facts: %s", exc.message)
             return ()
@@ -225,7 +235,6 @@ class Stages:
         (`classify.footprint.announces_step`): announced like a change the data publishes. Only
         the few runs the data names are read, so most series cost nothing."""
         from service.classify.footprint import announces_step
-        from service.culprit.facts import may_hold_kernel_facts
         from service.detect.announced import young_steps
         from service.detect.series import trend_points
 
@@ -238,16 +247,11 @@ class Stages:
         for run in runs:
             lg, fb = pts[index[run] - 1], pts[index[run]]
             try:
-                w = self._window_fn(self.repo, lg.full_sha, fb.full_sha, self.settings.helion.max_window_commits)
-                changed = w.touched_paths if w.complete else None
-                if not may_hold_kernel_facts(changed):
-                    continue  # nothing the window touched can say this kernel's numbers changed
-                facts = self._facts_fn(self.repo, lg.full_sha, fb.full_sha, sd.key.platform_short, sd.key.kernel,
-                                       self.rules, source=sd.key.source, changed_paths=changed)
-            except BenchwatchError as exc:
+                facts = self._facts_between(lg.full_sha, fb.full_sha, sd.key, suite, kernel_only=True)
+            except BenchwatchError as exc:  # the window itself could not be read
                 log.warning("repo facts: %s", exc.message)
                 continue
-            if announces_step([f for f in facts if f.suite is None or f.suite == suite], sd.key.kernel):
+            if announces_step(facts, sd.key.kernel):
                 out.append(run)
         return out
 
