@@ -166,7 +166,7 @@ def test_a_platform_wide_step_on_the_newest_nightly_is_reported_at_once_when_the
     one_kernel = FactChange("num_inputs", "k0 inputs 5 -> 3", "method_change", "benchmarks/run.py", "5", "3",
                             kernels=("k0",))
     plat = _platform(4, 12, N - 1, -0.08, scatter=0.02)
-    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {})
+    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {}, source="dashboard", refs=(), data={})
     assert pooled_moves(plat, NIGHTS, S) == {}  # one night after: too early for the rule alone
     for facts, want in (((runner,), True), ((one_kernel,), False), ((), False)):
         stages = SimpleNamespace(dset=S, facts=lambda m, suite=None, f=facts: f, detect=detect_series)
@@ -198,7 +198,7 @@ def test_one_kernels_step_on_the_newest_nightly_is_reported_at_once_when_the_rep
         pts = list(plat[k].points)
         pts[-1] = pts[-1]._replace(value=pts[-1].value * factor)
         plat[k] = SeriesData(plat[k].key, tuple(pts))
-    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {})
+    view = SimpleNamespace(trend=[None] * N, suites=lambda series: {}, source="dashboard", refs=(), data={})
     assert not any(m.first_bad.run_id == f"{1000 + N - 1}" for sd in plat for m in detect_series(sd, S))
     for facts, want in (((pin,), {"k0", "k1"}), ((), set())):
         stages = SimpleNamespace(dset=S, facts=lambda m, suite=None, f=facts: f, detect=detect_series)
@@ -212,3 +212,47 @@ def test_one_kernels_step_on_the_newest_nightly_is_reported_at_once_when_the_rep
     held = {plat[0].key: [m for m in detect_series(plat[0], lone) if m.first_bad.run_id == f"{1000 + N - 1}"]}
     assert held[plat[0].key]
     assert set(_newest_night_moves(stages, view, plat, NIGHTS, held)) == {plat[1].key}
+
+
+def _timers(seed: int, n_kernels: int, moving: int, speed: float, latency: float) -> tuple[list[SeriesData], object]:
+    """A platform's two timers per kernel (1.5% scatter), the first ``moving`` kernels' newest
+    nightly off by ``speed`` and ``latency``; and the view `_newest_night_moves` reads them from."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(seed)
+    heads, data, refs = [], {}, []
+    for k in range(n_kernels):
+        for metric, off in (("helion_speedup_geomean", speed), ("helion_latency_avg_ms", latency)):
+            v = np.exp(rng.normal(0, 0.015, N)) * (1.0 + 0.1 * k)
+            if k < moving:
+                v[-1] *= 1.0 + off
+            sd = _series(f"k{k}", v, metric=metric)
+            data[len(refs)] = sd
+            refs.append(SimpleNamespace(key=sd.key, series_id=len(refs)))
+            if metric == "helion_speedup_geomean":
+                heads.append(sd)
+    return heads, SimpleNamespace(trend=[None] * N, suites=lambda series: {}, source="dashboard", refs=refs,
+                                  data=data)
+
+
+def test_several_kernels_whose_helion_time_stepped_on_the_newest_nightly_are_reported_at_once():
+    """A change in the last nightly slows four kernels by 10% on both timers, with nothing in the
+    repo to explain it: the crowd stands in for a second night. Two kernels, or four whose
+    speedup alone moved (their latency flat: the baselines' night, not Helion's), wait."""
+    from types import SimpleNamespace
+
+    from service.pipeline.detect_pass import _newest_night_moves
+
+    stages = SimpleNamespace(dset=S, facts=lambda m, suite=None: (), detect=detect_series)
+    newest = f"{1000 + N - 1}"
+    heads, view = _timers(8, 8, 4, -0.10, 0.11)
+    found = _newest_night_moves(stages, view, heads, NIGHTS, {})
+    assert {k.kernel for k in found} == {"k0", "k1", "k2", "k3"}
+    assert all([m.first_bad.run_id for m in ms] == [newest] and ms[0].state == "provisional"
+               and ms[0].direction == "regression" for ms in found.values())
+    off = S.model_copy(update={"newest_crowd_kernels": 0})
+    assert _newest_night_moves(SimpleNamespace(dset=off, facts=stages.facts, detect=detect_series),
+                               view, heads, NIGHTS, {}) == {}
+    for moving, latency in ((2, 0.11), (4, 0.0), (4, -0.11)):
+        heads, view = _timers(9, 8, moving, -0.10, latency)
+        assert _newest_night_moves(stages, view, heads, NIGHTS, {}) == {}, (moving, latency)

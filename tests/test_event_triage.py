@@ -412,6 +412,31 @@ def test_platforms_that_share_a_global_change_are_decided_together():
     assert together.culprit is None and "every platform" in together.evidence[0].detail
 
 
+def test_a_platform_whose_own_footprint_contradicts_the_shared_change_keeps_its_own_verdict():
+    """The night a baseline pin moved every kernel's baselines on three platforms, one CuTe
+    kernel's Helion time moved on both timers while its baselines stayed flat, with a strong
+    commit in the window: that platform is not part of the pin's change and keeps its own cause.
+    A platform that merely leans another way (a near tie) is still decided with the others."""
+    from service.classify.event import pool_scores
+
+    pin_moved = [classify_event(event([k(f"k{i}", -8, 0, comps=(-8, -8)) for i in range(5)], platform=p,
+                                      platform_facts=(PIN,)), TABLE) for p in ("h100", "b200", "mi350x")]
+    assert all(v.cause == "method_change" for v in pin_moved)
+    helion_moved = classify_event(event([k("sum", -10, 11)], platform="b200_cute", platform_facts=(PIN,),
+                                        top_candidate=commit(0.9)), TABLE)
+    leans_real = classify_event(event([k("gemm", -9, 10, comps=(-9, 0))], platform="tpu", platform_facts=(PIN,),
+                                      top_candidate=commit(0.45)), TABLE)  # one of its baselines moved too
+    own = {i: v.explanation.scores for i, v in enumerate([*pin_moved, helion_moved, leans_real])}
+    mine, lean = own[3], own[4]
+    assert mine["real"] - mine["method_change"] >= math.log(4) > lean["real"] - lean["method_change"] > 0
+    pooled = pool_scores(own, 4.0)
+    assert set(pooled) == {0, 1, 2, 4}
+    assert all(max(t, key=t.get) == "method_change" for t in pooled.values())
+    assert pooled[0] == {c: sum(own[i][c] for i in (0, 1, 2, 4)) for c in own[0]}
+    assert set(pool_scores(own, 1e9)) == set(own)  # the old rule: every platform in the sum
+    assert pool_scores({0: own[0], 3: own[3]}, 4.0) == {}  # one left: no pool, each its own
+
+
 def test_the_table_is_read_from_the_config_folder_of_benchwatch_home(tmp_path, monkeypatch):
     """In the image the package is installed elsewhere; config/ sits in BENCHWATCH_HOME."""
     from service.classify.explain import default_table_path

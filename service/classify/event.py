@@ -56,6 +56,27 @@ def shared_facts(ev: EventInput) -> frozenset[tuple[str, str, str | None]]:
     return frozenset((f.kind, f.path, f.new) for f in ev.platform_facts if f.kind in GLOBAL_METHOD_FACTS)
 
 
+def pool_scores(own: dict[int, dict[str, float]], own_cause_ratio: float) -> dict[int, dict[str, float]]:
+    """The platform groups of one nightly that share one change to how every kernel is measured,
+    decided together: each gets the log-likelihoods summed over the group (``own``: each group's
+    own). A group whose own observations find another cause ``own_cause_ratio`` times likelier
+    than the shared verdict is not part of that change (one kernel whose Helion time moved on
+    both timers while its baselines stayed flat, the night a baseline pin moved every other
+    platform) and keeps its own verdict: it is left out of the sum, and the sum is taken again."""
+    keep = dict(own)
+    while len(keep) >= 2:
+        total: dict[str, float] = {}
+        for scores in keep.values():
+            for cause, v in scores.items():
+                total[cause] = total.get(cause, 0.0) + v
+        shared = max(total, key=lambda c: (total[c], -list(total).index(c)))
+        out = {gid: s for gid, s in keep.items() if max(s.values()) - s.get(shared, -math.inf) >= math.log(own_cause_ratio)}
+        if not out:
+            return {gid: dict(total) for gid in keep}
+        keep = {gid: s for gid, s in keep.items() if gid not in out}
+    return {}
+
+
 def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None = None,
                    pooled: dict[str, float] | None = None) -> EventVerdict:
     """The event's verdict. ``pooled``: log-likelihoods summed over the platforms of the nightly

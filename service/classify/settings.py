@@ -37,6 +37,7 @@ class ClassifySettings(BaseModel):
     culprit_report_score: float = Field(0.05, ge=0, le=1)
     group_min_kernels: int = Field(3, ge=2)
     crowd_fraction: float = Field(0.3, gt=0, le=1)
+    own_cause_ratio: float = Field(4.0, ge=1)
 
     @model_validator(mode="after")
     def _ordered(self) -> "ClassifySettings":

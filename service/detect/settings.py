@@ -30,6 +30,7 @@ class DetectSettings(BaseModel):
     min_significance: float = Field(3.1, ge=0, le=1000)
     first_night_significance: float = Field(6.0, ge=0, le=1000)
     report_after_nights: int = Field(2, ge=1, le=10)
+    newest_crowd_kernels: int = Field(3, ge=0, le=1000)
     confirm_nights: int = Field(3, ge=1, le=60)
     revert_nights: int = Field(4, ge=0, le=60)
     revert_tolerance: float = Field(0.5, ge=0, le=1)

@@ -24,7 +24,7 @@ from service.config import Settings
 from service.domain import HEADLINE_OF, LATENCY, SOURCES, MetricKind, Source
 from service.domain import metric as metric_of
 from service.errors import BenchwatchError
-from service.records import AttributeChange, Classification, Move, Revert, SeriesData
+from service.records import AttributeChange, Classification, Move, Revert, SeriesData, SeriesKey
 from service.store.alerts_writer import (
     GroupBook,
     GroupRecord,
@@ -610,8 +610,10 @@ def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesDat
     the message. Two kinds: a platform-wide step too small for one series (`pooled_moves`), and
     one kernel's own step at `min_significance`, the fact standing in for the second night (a
     torch pin moves each kernel's baselines its own way, up or down, which no same-way rule
-    across the platform sees: 54f56b56 in the last nightly). Without such a fact a step waits
-    for ``report_after_nights`` like any other."""
+    across the platform sees: 54f56b56 in the last nightly). Without such a fact, a crowd stands
+    in for it: ``newest_crowd_kernels`` kernels whose own step that night moved both timers the
+    same way (Helion's time itself, not one timer's stray reading; `_crowd_of_newest`). Else a
+    step waits for ``report_after_nights`` like any other."""
     from service.detect.pooled import pooled_moves
 
     newest = len(view.trend) - 1
@@ -635,21 +637,59 @@ def _newest_night_moves(stages: Stages, view: SourceView, series: list[SeriesDat
             if night_of.get(m.first_bad.run_id) == newest and explains(m):
                 out.setdefault(key, []).append(m)
     lone = quick.model_copy(update={"first_night_significance": quick.min_significance})
+    unexplained: list[tuple[SeriesKey, Move]] = []
     for sd in series:
         if sd.key in out or any(night_of.get(m.first_bad.run_id) == newest for m in known.get(sd.key, ())):
             continue
         if not _newest_jumped(sd, newest, night_of, lone):
             continue
         for m in stages.detect(sd, lone):
-            if night_of.get(m.first_bad.run_id) == newest and m.end is None and explains(m):
-                out.setdefault(sd.key, []).append(m)
+            if night_of.get(m.first_bad.run_id) == newest and m.end is None:
+                if explains(m):
+                    out.setdefault(sd.key, []).append(m)
+                else:
+                    unexplained.append((sd.key, m))
+    for key, m in _crowd_of_newest(view, unexplained, newest, night_of, lone):
+        out.setdefault(key, []).append(m)
     return out
+
+
+def _crowd_of_newest(view: SourceView, moves: list[tuple[SeriesKey, Move]], newest: int,
+                     night_of: dict[str, int], s: DetectSettings) -> list[tuple[SeriesKey, Move]]:
+    """The headline steps on the newest nightly that a crowd vouches for: at least
+    ``newest_crowd_kernels`` kernels stepped the same way, each on both timers (its latency off
+    the week before by `min_change_pct`, the way Helion's own time moves). One kernel's bad night,
+    or one timer's, is the usual outlier; several kernels' Helion time on one night is news (a
+    change landed in the last nightly) whichever way the data later goes."""
+    if s.newest_crowd_kernels <= 0 or not moves:
+        return []
+    pairs = _timer_pairs(view)
+    floor = math.log1p(s.min_change_pct / 100.0)
+    by_way: dict[str, list[tuple[SeriesKey, Move]]] = defaultdict(list)
+    for key, m in moves:
+        pair = pairs.get((key.platform_short, key.kernel))
+        if pair is None:
+            continue
+        head, lat = (_newest_log_ratio(view.data[pair[metric]], newest, night_of)
+                     for metric in (HEADLINE_OF[view.source], LATENCY))
+        if head is None or lat is None or abs(lat) < floor or (head > 0) == (lat > 0):
+            continue  # a speedup and a latency move opposite ways when Helion's time moves
+        by_way[m.direction].append((key, m))
+    return [km for crowd in by_way.values()
+            if len({(k.platform_short, k.kernel) for k, _ in crowd}) >= s.newest_crowd_kernels for km in crowd]
 
 
 def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: DetectSettings) -> bool:
     """Is the series' newest nightly off the median of the week before by `min_change_pct`? (A
-    cheap look first, at the last eight nightly points only (a series' points are in date
-    order): the search runs only on the few series whose last night jumped.)"""
+    cheap look first: the search runs only on the few series whose last night jumped.)"""
+    r = _newest_log_ratio(sd, newest, night_of, s.min_size + 1)
+    return r is not None and abs(r) >= math.log1p(s.min_change_pct / 100.0)
+
+
+def _newest_log_ratio(sd: SeriesData, newest: int, night_of: dict[str, int], least: int = 4) -> float | None:
+    """log(newest nightly / median of the week before), read from the last eight nightly points
+    only (a series' points are in date order); None where the series has no point that night or
+    fewer than ``least`` points."""
     from service.detect.series import is_trend_value
 
     last = []
@@ -659,11 +699,11 @@ def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: Det
             if len(last) == 8:
                 break
             if len(last) == 1 and night_of.get(p.run_id) != newest:
-                return False
-    if len(last) < s.min_size + 1:
-        return False
+                return None
+    if len(last) < least:
+        return None
     before = sorted(last[1:])
-    return abs(math.log(last[0] / before[len(before) // 2])) >= math.log1p(s.min_change_pct / 100.0)
+    return math.log(last[0] / before[len(before) // 2])
 
 
 def _move_key(m: Move) -> tuple:

@@ -439,21 +439,20 @@ def explain_groups(stages: "Stages", view: "SourceView", groups: list["MoveGroup
 def _pool(gatherer: EventGatherer, gathered: dict[int, tuple], order: dict[int, int | None]
           ) -> dict[int, dict[str, float]]:
     """Summed log-likelihoods per set of same-night platform groups sharing a global method fact."""
-    from service.classify.event import shared_facts
+    from service.classify.event import pool_scores, shared_facts
 
     sets: dict[tuple, list[int]] = defaultdict(list)
     for gid, (ev, _lead, _ranked) in gathered.items():
         for fact in shared_facts(ev):
             sets[(order.get(gid), fact)].append(gid)
     out: dict[int, dict[str, float]] = {}
+    own: dict[int, dict[str, float]] = {}
     for (_night, _fact), gids in sets.items():
         if len(gids) < 2 or _night is None:
             continue
-        total: dict[str, float] = defaultdict(float)
         for gid in gids:
-            for cause, v in gatherer.scores(gathered[gid][0]).items():
-                total[cause] += v
-        for gid in gids:
-            if gid not in out:
-                out[gid] = dict(total)
+            if gid not in own:
+                own[gid] = gatherer.scores(gathered[gid][0])
+        for gid, total in pool_scores({gid: own[gid] for gid in gids}, gatherer.stages.cset.own_cause_ratio).items():
+            out.setdefault(gid, total)
     return out
