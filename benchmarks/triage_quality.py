@@ -92,6 +92,9 @@ BLIND_SETS = (
     ("u", "tests.blind_worlds_u", "201,202,203", "setU",
      "the twentieth blind set (tests/blind_worlds_u), written blind by a helper in the session of 2026-12-07 "
      "(ninth), while that session's service change was being measured (windows ending May, Jul and Aug 2026)"),
+    ("v", "tests.blind_worlds_v", "211,212,213", "setV",
+     "the twenty-first blind set (tests/blind_worlds_v), written blind by a helper in the session of 2026-12-08, "
+     "measured first on the session's starting commit (windows ending Jun, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
