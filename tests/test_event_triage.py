@@ -448,6 +448,21 @@ def test_the_table_is_read_from_the_config_folder_of_benchwatch_home(tmp_path, m
     assert load_table().observations == TABLE.observations
 
 
+def test_one_kernel_that_alone_moved_on_an_unchanged_machine_is_noise_not_hardware():
+    """One of 17 kernels stepped 5.5% over two nightlies that ran the same Helion, or came back a
+    week later, with no runner, image or pin changed for the platform: nothing says the machine
+    changed, and a machine re-times every kernel it runs. With a new runner for the platform, or on
+    five kernels, the same evidence is a hardware issue."""
+    lone = dict(ran=17, code_commits=0, window_known=True)
+    for extra in ({"same_sha": True}, {"ended": True, "came_back": True}):
+        v = classify_event(event([k("gemm", -5.5)], **lone, **extra), TABLE)
+        assert v.cause == "noise" and "alone moved" in v.evidence[0].detail, extra
+        assert classify_event(event([k("gemm", -5.5)], **lone, **extra, platform_facts=(RUNNER,)),
+                              TABLE).cause == "hardware"
+        many = classify_event(event([k(f"k{i}", -5.5, 6, comps=(-5, -5)) for i in range(5)], **lone, **extra), TABLE)
+        assert (many.cause, many.kind) == ("hardware", "thermal"), extra
+
+
 def test_two_kernels_that_disagree_on_their_timers_say_nothing_about_the_event():
     """One kernel whose timers agree and one whose latency stayed flat: a tie, so the timers
     observation is unknown (neutral), whichever kernel is listed first."""

@@ -16,6 +16,7 @@ from service.classify.explain import Explanation, LikelihoodTable, explain
 from service.classify.footprint import (
     COMPILE_FACTS,
     GLOBAL_METHOD_FACTS,
+    HARDWARE_ATTRIBUTES,
     METHOD_MECHANISMS,
     FACT_MECHANISM,
     EventInput,
@@ -87,8 +88,10 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     cause = ex.cause
     if pooled:
         cause = max(pooled, key=lambda c: (pooled[c], -list(pooled).index(c)))
-    unexplained = cause == "method_change" and not pooled and _unexplained_lone(obs)
+    unexplained = not pooled and ((cause == "method_change" and _unexplained_lone(obs))
+                                  or (cause == "hardware" and _lone_machine(obs, ev, th)))
     if unexplained:
+        lone_what = "its timers disagree" if cause == "method_change" else "it alone moved"
         cause = "noise"
     kind = kind_of(cause, obs, ev)
     lean = {name: (c, m) for name, c, m in ex.leaning}
@@ -97,8 +100,8 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     scores = pooled or ex.scores
     where = "on every platform that shares the change" if pooled else "best"
     if unexplained:
-        head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel's timers disagree and nothing in the window changes "
-                "how it is measured, so no cause explains it")
+        head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel moved, {lone_what}, and nothing in the window changes "
+                "how it is measured or the machine, so no cause explains it")
     else:
         head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
     if decisive is not None:
@@ -129,6 +132,17 @@ def _unexplained_lone(obs: list) -> bool:
     that a flaky measurement to watch, not a method change to re-baseline."""
     by = {o.name: o.value for o in obs}
     return by.get("breadth") == "single" and not any((o.name, o.value) in METHOD_MECHANISMS for o in obs)
+
+
+def _lone_machine(obs: list, ev: EventInput, th: Thresholds) -> bool:
+    """One kernel of the several that ran moved, and what favours the machine is only that
+    Helion did not change or that the level came back: no runner, image or pin changed for the
+    platform and no device attribute of the track did. A machine re-times every kernel it runs,
+    so one series alone is the series' own noise, not a hardware issue."""
+    by = {o.name: o.value for o in obs}
+    attrs = {a for k in ev.kernels for a in k.attributes}
+    return (by.get("breadth") == "single" and ev.ran >= th.most_min_kernels
+            and by.get("platform_change") == "none" and not attrs & HARDWARE_ATTRIBUTES)
 
 
 def _change_fact(cause: str, ev: EventInput, compile_only: bool = False) -> FactChange | None:
