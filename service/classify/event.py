@@ -71,7 +71,8 @@ def pool_scores(own: dict[int, dict[str, float]], own_cause_ratio: float) -> dic
             for cause, v in scores.items():
                 total[cause] = total.get(cause, 0.0) + v
         shared = max(total, key=lambda c: (total[c], -list(total).index(c)))
-        out = {gid: s for gid, s in keep.items() if max(s.values()) - s.get(shared, -math.inf) >= math.log(own_cause_ratio)}
+        apart = math.log(own_cause_ratio)
+        out = {gid: s for gid, s in keep.items() if max(s.values()) - s.get(shared, -math.inf) >= apart}
         if not out:
             return {gid: dict(total) for gid in keep}
         keep = {gid: s for gid, s in keep.items() if gid not in out}
