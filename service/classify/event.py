@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from service.classify.explain import Explanation, LikelihoodTable, explain
+from service.classify.explain import Explanation, LikelihoodTable, best_cause, explain
 from service.classify.footprint import (
     COMPILE_FACTS,
     GLOBAL_METHOD_FACTS,
@@ -70,7 +70,7 @@ def pool_scores(own: dict[int, dict[str, float]], own_cause_ratio: float) -> dic
         for scores in keep.values():
             for cause, v in scores.items():
                 total[cause] = total.get(cause, 0.0) + v
-        shared = max(total, key=lambda c: (total[c], -list(total).index(c)))
+        shared = best_cause(total)
         apart = math.log(own_cause_ratio)
         out = {gid: s for gid, s in keep.items() if max(s.values()) - s.get(shared, -math.inf) >= apart}
         if not out:
@@ -88,11 +88,9 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     ex = explain(obs, table)
     cause = ex.cause
     if pooled:
-        cause = max(pooled, key=lambda c: (pooled[c], -list(pooled).index(c)))
-    unexplained = not pooled and ((cause == "method_change" and _unexplained_lone(obs))
-                                  or (cause == "hardware" and _lone_machine(obs, ev, th)))
-    if unexplained:
-        lone_what = "its timers disagree" if cause == "method_change" else "it alone moved"
+        cause = best_cause(pooled)
+    lone = None if pooled else _lone_reason(cause, obs, ev, th)
+    if lone:
         cause = "noise"
     kind = kind_of(cause, obs, ev)
     lean = {name: (c, m) for name, c, m in ex.leaning}
@@ -100,8 +98,8 @@ def classify_event(ev: EventInput, table: LikelihoodTable, th: Thresholds | None
     decisive = ex.decisive
     scores = pooled or ex.scores
     where = "on every platform that shares the change" if pooled else "best"
-    if unexplained:
-        head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel moved, {lone_what}, and nothing in the window changes "
+    if lone:
+        head = (f"{CAUSE_WORDS[cause]} ({kind}): one kernel moved, {lone}, and nothing in the window changes "
                 "how it is measured or the machine, so no cause explains it")
     else:
         head = f"{CAUSE_WORDS[cause]} ({kind}): explains every observation {where}{_margin_words(cause, scores)}"
@@ -125,6 +123,16 @@ def reported_culprit(top: RankedCommit | None, th: Thresholds) -> RankedCommit |
     """The commit a real event (or member) names: the best-ranked one, the best lead a person
     has with its score and reasons, from ``th.report_culprit`` on."""
     return top if top is not None and top.score >= th.report_culprit else None
+
+
+def _lone_reason(cause: str, obs: list, ev: EventInput, th: Thresholds) -> str | None:
+    """Why one kernel's move that the table gives a cause is that series' noise instead, in words
+    for the evidence (None: it is not)."""
+    if cause == "method_change" and _unexplained_lone(obs):
+        return "its timers disagree"
+    if cause == "hardware" and _lone_machine(obs, ev, th):
+        return "it alone moved"
+    return None
 
 
 def _unexplained_lone(obs: list) -> bool:

@@ -171,6 +171,11 @@ def _rows(observations, table: LikelihoodTable):
         yield ob, row
 
 
+def best_cause(scores: dict[str, float]) -> str:
+    """The cause with the highest summed log likelihood; ties go to the order of CAUSES."""
+    return max(CAUSES, key=lambda c: (scores[c], -CAUSES.index(c)))
+
+
 def explain(observations: list[Observation] | tuple[Observation, ...], table: LikelihoodTable) -> Explanation:
     """The cause with the highest summed log likelihood; ties go to the order of CAUSES."""
     scores = {c: 0.0 for c in CAUSES}
@@ -183,7 +188,7 @@ def explain(observations: list[Observation] | tuple[Observation, ...], table: Li
         ranked = sorted(CAUSES, key=lambda c: -row[c])
         margin = math.log(row[ranked[0]] / row[ranked[1]])
         leaning.append((ob.name, ranked[0], round(margin, 3)))
-    cause = max(CAUSES, key=lambda c: (scores[c], -CAUSES.index(c)))
+    cause = best_cause(scores)
     top = max(scores.values())
     z = sum(math.exp(v - top) for v in scores.values())
     confidence = 1.0 / z

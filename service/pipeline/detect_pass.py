@@ -670,7 +670,7 @@ def _crowd_of_newest(view: SourceView, moves: list[tuple[SeriesKey, Move]], newe
         pair = pairs.get((key.platform_short, key.kernel))
         if pair is None:
             continue
-        head, lat = (_newest_log_ratio(view.data[pair[metric]], newest, night_of)
+        head, lat = (_newest_log_ratio(view.data[pair[metric]], newest, night_of, s.min_size + 1)
                      for metric in (HEADLINE_OF[view.source], LATENCY))
         if head is None or lat is None or abs(lat) < floor or (head > 0) == (lat > 0):
             continue  # a speedup and a latency move opposite ways when Helion's time moves
@@ -686,7 +686,7 @@ def _newest_jumped(sd: SeriesData, newest: int, night_of: dict[str, int], s: Det
     return r is not None and abs(r) >= math.log1p(s.min_change_pct / 100.0)
 
 
-def _newest_log_ratio(sd: SeriesData, newest: int, night_of: dict[str, int], least: int = 4) -> float | None:
+def _newest_log_ratio(sd: SeriesData, newest: int, night_of: dict[str, int], least: int) -> float | None:
     """log(newest nightly / median of the week before), read from the last eight nightly points
     only (a series' points are in date order); None where the series has no point that night or
     fewer than ``least`` points."""
