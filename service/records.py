@@ -125,6 +125,11 @@ class CommitInfo:
         return sum(n or 0 for f, n in zip(self.files, self.lines) if f in wanted)
 
 
+# How many ranked commits a real move keeps as its candidates (the store, the alert page, Slack):
+# a person reads the first few; the rest of a 60-commit window is the window, not a lead.
+CANDIDATES_SHOWN = 10
+
+
 @dataclass(frozen=True)
 class RankedCommit:
     sha: str

@@ -426,6 +426,30 @@ def test_line_counts_are_asked_for_only_where_they_decide_the_order(rules):
     assert [r.score for r in got] == [r.score for r in want]
 
 
+def test_line_counts_are_not_asked_for_ties_below_the_places_a_person_is_shown(rules):
+    """Twelve commits that name the moved kernel, then a tie of three plain code commits: the
+    plain ones start at place 13, past the `CANDIDATES_SHOWN` a move keeps, so their order is
+    never read and their diffs are not asked for; the twelve's tie is."""
+    from service.records import CANDIDATES_SHOWN
+
+    t = datetime(2026, 2, 1, tzinfo=timezone.utc)
+    code = ("helion/_compiler/indexing_strategy.py",)
+    top = [CommitInfo(f"{i:08x}", f"{i:040x}", "Speed up gemm tiles", t + timedelta(hours=i), code)
+           for i in range(1, CANDIDATES_SHOWN + 3)]
+    low = [CommitInfo(f"{i:08x}", f"{i:040x}", "Fix indexing", t + timedelta(hours=i), code)
+           for i in range(100, 103)]
+    window = CommitWindow(top[0].full_sha, low[-1].full_sha, (*top, *low))
+    asked: list[set[str]] = []
+
+    def lines_for(shas: set[str]) -> CommitWindow:
+        asked.append(set(shas))
+        return window
+
+    ranked = rank_commits(window, "h100", ("gemm",), rules, lines_for=lines_for)
+    assert {r.full_sha for r in ranked[:len(top)]} == {c.full_sha for c in top}
+    assert asked == [{c.full_sha for c in top}]
+
+
 def test_a_commit_naming_the_moved_kernel_outranks_a_louder_tag(history, rules):
     """A plain commit about softmax ranks above a [Pallas] commit touching pallas paths for a TPU
     softmax move; the score shown keeps its own scale (the order bonus is not in it)."""

@@ -217,3 +217,27 @@ def test_window_records_which_files_each_commit_created(tmp_path):
     assert renamed.files == ("examples/matmul.py",) and renamed.new_files == ()
     counted = with_lines(path, w, [added.full_sha]).commits[0]
     assert counted.lines and set(counted.new_files) == set(added.new_files)
+
+
+def test_line_counts_asked_under_folders_count_only_those_files(tmp_path):
+    """A ranking reads only the lines of Helion code (`with_lines(..., paths)`): a commit's other
+    files count 0 (their diff is not asked), its file list stays whole, a commit that touched no
+    such folder counts 0, and a prefix that is not a folder (``helion`` is also ``helion_x.py``)
+    counts everything rather than miss a file. A path with pathspec magic is read literally."""
+    path = tmp_path / "helion"
+    shas = build_repo(path, [
+        CommitSpec("Initial", T0, {"helion/a.py": "a\n", "test/t.expected": "x\n", ":(glob)odd/b.py": "b\n"}),
+        CommitSpec("Both", T0 + timedelta(hours=1),
+                   {"helion/a.py": "a\nb\nc\n", "test/t.expected": "x\n" * 50, ":(glob)odd/b.py": "b\nb\n"}),
+        CommitSpec("Tests only", T0 + timedelta(hours=2), {"test/t.expected": "y\n" * 50}),
+    ])
+    w = commit_window(path, shas[0], shas[-1])
+    both, tests_only = w.commits
+    counted = with_lines(path, w, {both.full_sha, tests_only.full_sha}, ("helion/", ":(glob)odd/"))
+    c_both, c_tests = counted.commits
+    assert c_both.files == both.files and c_tests.files == tests_only.files
+    assert dict(zip(c_both.files, c_both.lines)) == {"helion/a.py": 2, "test/t.expected": None,
+                                                     ":(glob)odd/b.py": 1}
+    assert c_tests.lines == (None,) and c_tests.lines_in(c_tests.files) == 0
+    every = with_lines(path, w, {both.full_sha}, ("helion",)).commits[0]
+    assert dict(zip(every.files, every.lines))["test/t.expected"] == 49

@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Iterable, Literal
 
 from service.culprit.rules import PathClass, PlatformRule, SliceRules, load_rules
-from service.records import CommitInfo, CommitWindow, RankedCommit
+from service.records import CANDIDATES_SHOWN, CommitInfo, CommitWindow, RankedCommit
 
 # --- text helpers --------------------------------------------------------------------------------
 
@@ -415,8 +415,9 @@ def rank_commits(
         keys.append((round(key, 6), score, tuple(reasons)))
     if lines_for is not None:
         tied = Counter(k for k, _, _ in keys)
+        shown = _shown_keys(tied)
         need = {c.full_sha for c, (k, _, _) in zip(window.commits, keys)
-                if tied[k] > 1 and not c.lines and any(classify_file(f, rules) == "code" for f in c.files)}
+                if k in shown and not c.lines and any(classify_file(f, rules) == "code" for f in c.files)}
         if need:
             window = lines_for(need)
     scored = []
@@ -427,6 +428,20 @@ def rank_commits(
     # is oldest first, so a larger index is newer; dates can tie or go backwards)
     scored.sort(key=lambda t: (-t[0], -t[1], -t[3].date.timestamp(), -t[2]))
     return [r for *_, r in scored]
+
+
+def _shown_keys(tied: Counter) -> set:
+    """The scores whose commits tie and reach into the first `CANDIDATES_SHOWN` places: only their
+    order is ever read (the rest of the window is ordered by date), and counting lines is most of
+    a cold pass's git time."""
+    out, place = set(), 0
+    for key in sorted(tied, reverse=True):
+        if place >= CANDIDATES_SHOWN:
+            break
+        if tied[key] > 1:
+            out.add(key)
+        place += tied[key]
+    return out
 
 
 # --- harness / runner change commits -------------------------------------------------------------

@@ -149,34 +149,42 @@ def _commit_window(
     return CommitWindow(lg, fb, tuple(reversed(commits)), complete=problem is None, problem=problem), True
 
 
-_LINES: dict[tuple[str, str], CommitInfo] = {}  # (repo, full sha) -> the commit with its line counts
+_LINES: dict[tuple[str, str, tuple[str, ...]], dict[str, int | None]] = {}  # (repo, sha, paths) -> lines a file
 
 
-def with_lines(repo: Path | None, window: CommitWindow, shas: Iterable[str]) -> CommitWindow:
+def with_lines(repo: Path | None, window: CommitWindow, shas: Iterable[str],
+               paths: tuple[str, ...] = ()) -> CommitWindow:
     """``window`` with the lines changed per file filled in for the commits ``shas`` (one
     ``git log --no-walk --numstat`` for those not read before). A window is read with file names
     only: the line counts (a diff of every file, ~3 ms a commit, most of a cold pass's git time)
-    only order commits of equal evidence, so `rank` asks for them where there is a tie. A commit
-    git cannot count keeps no counts (ordered as before: by date)."""
+    only order commits of equal evidence, so `rank` asks for them where there is a tie.
+    ``paths``: count only files under these folders (the caller reads no other counts; the
+    tests' expected outputs are most of the diff otherwise); the others count 0. Prefixes that
+    are not folders (``helion`` would also mean ``helion_x.py``) count every file. A commit git
+    cannot count keeps no counts (ordered as before: by date)."""
     wanted = set(shas)
     if repo is None or not wanted:
         return window
+    if not all(p.endswith("/") for p in paths):
+        paths = ()
     key = str(repo)
-    todo = [c.full_sha for c in window.commits if c.full_sha in wanted and (key, c.full_sha) not in _LINES]
+    todo = [c.full_sha for c in window.commits if c.full_sha in wanted and (key, c.full_sha, paths) not in _LINES]
     if todo:
         try:
             text = git.run_git(repo, "log", "--no-walk=unsorted", "--diff-merges=first-parent",
                                f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--numstat",
-                               *(git.validate_sha(s) for s in todo), "--")
+                               *(git.validate_sha(s) for s in todo), "--", *(f":(literal){p}" for p in paths))
         except BenchwatchError:
             text = ""
+        else:  # a commit that touched none of ``paths`` is not listed: it changed 0 of their lines
+            _LINES.update({(key, s, paths): {} for s in todo} if paths else {})
         if len(_LINES) > 50_000:
             _LINES.clear()
         for c in _parse_log(text)[0]:
-            _LINES[(key, c.full_sha)] = c
+            _LINES[(key, c.full_sha, paths)] = dict(zip(c.files, c.lines))
     commits = tuple(
-        dataclasses.replace(c, files=got.files, lines=got.lines)
-        if c.full_sha in wanted and (got := _LINES.get((key, c.full_sha))) is not None else c
+        dataclasses.replace(c, lines=tuple(got.get(f) for f in c.files))
+        if c.full_sha in wanted and (got := _LINES.get((key, c.full_sha, paths))) is not None else c
         for c in window.commits
     )
     return dataclasses.replace(window, commits=commits)

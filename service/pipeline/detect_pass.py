@@ -171,8 +171,8 @@ class Stages:
         p = move.key.platform_short
         source = move.key.source
         return self._kept(w, ("ranked", p, kernels, source, autotune), lambda: tuple(self._rank.rank_commits(
-            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas), source=source,
-            autotune=autotune)))
+            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas, self.rules.shared.code_paths),
+            source=source, autotune=autotune)))
 
     def change_commits(self, move: Move, suite: str | None = None):
         """(harness, runner) change commits of the move's window, scoped to its platform and

@@ -20,7 +20,7 @@ from service.classify.levels import step_of
 from service.classify.groups import event_ended, short_event_stands
 from service.classify.metrics import COMPARATOR_SPEEDUPS, LATENCY, family, is_baseline_metric
 from service.domain import HEADLINE_OF
-from service.records import Classification, Evidence, FactChange, Move, RankedCommit, Revert
+from service.records import CANDIDATES_SHOWN, Classification, Evidence, FactChange, Move, RankedCommit, Revert
 
 if TYPE_CHECKING:
     from service.classify.groups import MoveGroup
@@ -176,7 +176,7 @@ class EventGatherer:
             harness_timer=self.stages.names_timer(harness),
             revert=revert,
         )
-        return ev, lead, ranked[:10]
+        return ev, lead, ranked[:CANDIDATES_SHOWN]
 
     def _revert(self, group: "MoveGroup") -> Revert | None:
         """A revert that landed as the event ended (in the two nightlies up to the one its level
@@ -267,7 +267,7 @@ class EventGatherer:
             return c
         kernels = tuple(sorted({x.key.kernel for x in group.moves if x.first_bad.run_id == m.first_bad.run_id}))
         ranked = tuple(self.stages.ranked(m, kernels, autotuning))
-        return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th), candidates=ranked[:10])
+        return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th), candidates=ranked[:CANDIDATES_SHOWN])
 
 
 def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[RankedCommit, ...]:
