@@ -1,4 +1,4 @@
-"""Structural tests of the blind worlds N to V (tests/blind_worlds_n, _o, _p, _q, _r, _s, _t, _u, _v; small builds: the
+"""Structural tests of the blind worlds N to W (tests/blind_worlds_n, _o, _p, _q, _r, _s, _t, _u, _v, _w; small builds: the
 last 12 nightlies). The sets were written apart, to one interface, so one set of checks serves
 them all.
 
@@ -27,7 +27,7 @@ SETS = {"n": ("tests.blind_worlds_n", (131, 133)), "o": ("tests.blind_worlds_o",
         "p": ("tests.blind_worlds_p", (151, 153)), "q": ("tests.blind_worlds_q", (161, 163)),
         "r": ("tests.blind_worlds_r", (171, 173)), "s": ("tests.blind_worlds_s", (181, 183)),
         "t": ("tests.blind_worlds_t", (191, 193)), "u": ("tests.blind_worlds_u", (201, 203)),
-        "v": ("tests.blind_worlds_v", (211, 213))}
+        "v": ("tests.blind_worlds_v", (211, 213)), "w": ("tests.blind_worlds_w", (221, 223))}
 DASH_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "unique_kernels", "stats", "summary"}
 PRE_TOP = {"generated_at", "latest_run", "runs", "platforms", "platform_shorts", "kernels", "stats", "summary"}
 RUN_KEYS = {"run_id", "sha", "full_sha", "date", "branch", "is_nightly", "kernel_count"}

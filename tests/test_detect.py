@@ -309,3 +309,20 @@ def test_a_step_after_two_nightlies_starts_on_the_third():
     # a step after three nightlies stays where it is
     x = np.r_[1.0 + rng.normal(0, 0.01, 3), 0.8 + rng.normal(0, 0.01, 12)]
     assert change_points(x, DetectSettings(), log=True) == [3]
+
+
+def test_trend_points_are_read_once_and_each_caller_gets_its_own_list():
+    """The usable nightly points are kept on the series (five detectors read them each pass):
+    a caller that edits its list changes nobody else's, and a series made anew from it with other
+    points (`dataclasses.replace`) is read anew."""
+    from dataclasses import replace
+
+    from service.detect.series import trend_points
+
+    sd = make_series([1.0, None, 2.0, float("nan"), 3.0, 4.0], trend=[1, 1, 1, 1, 0, 1])
+    first = trend_points(sd)
+    assert [p.value for p in first] == [1.0, 2.0, 4.0]
+    first.clear()
+    assert [p.value for p in trend_points(sd)] == [1.0, 2.0, 4.0]
+    fewer = replace(sd, points=sd.points[:3])
+    assert [p.value for p in trend_points(fewer)] == [1.0, 2.0]

@@ -27,10 +27,18 @@ def is_trend_value(p: SeriesPoint) -> bool:
 
 
 def trend_points(series: SeriesData) -> list[SeriesPoint]:
-    """Nightly points with a usable (positive, finite) value, in date order."""
-    pts = [p for p in series.points if is_trend_value(p)]
-    pts.sort(key=_DATE)  # stable: runs of the same instant keep their given order
-    return pts
+    """Nightly points with a usable (positive, finite) value, in date order (a new list).
+
+    Kept on the series the first time: a pass reads each series' points through five detectors
+    (own steps, pooled, joint, newest night, dips), and filtering a year again each time was a
+    tenth of the nightly detect. SeriesData is frozen, so the points never change under it."""
+    kept = series.__dict__.get("_trend_points")
+    if kept is None:
+        pts = [p for p in series.points if is_trend_value(p)]
+        pts.sort(key=_DATE)  # stable: runs of the same instant keep their given order
+        kept = tuple(pts)
+        object.__setattr__(series, "_trend_points", kept)
+    return list(kept)
 
 
 def _ref(p: SeriesPoint) -> RunRef:
