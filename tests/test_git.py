@@ -213,3 +213,31 @@ def test_a_missing_commit_is_remembered_until_a_fetch_brings_it(tmp_path, monkey
     assert not git.has_commit(clone, new) and asked == []  # remembered: git is not asked again
     assert git.fetch(clone, "origin") is None
     assert git.has_commit(clone, new)
+
+
+def test_a_folder_is_listed_as_ls_tree_lists_it_at_real_helion_commits(helion_clone):
+    """`list_dir` reads the folder's tree from the batch reader: the same entries, in the same
+    order, as `git ls-tree --name-only` at the real commits (workflows folders of a year of
+    history, a folder with subfolders), nothing for a folder that is not there or is a file,
+    and a short sha (no batch answer: `ls-tree` itself) the same."""
+    shas = git.run_git(helion_clone, "rev-list", "--first-parent", "--max-count=400", "main").split()[::40]
+    assert len(shas) >= 8
+    for sha in shas:
+        for folder in (".github/workflows", "helion", "benchmarks"):
+            want = git.run_git(helion_clone, "ls-tree", "--name-only", sha, f"{folder}/").splitlines()
+            assert git.list_dir(helion_clone, sha, folder) == want and want
+        assert git.list_dir(helion_clone, sha, "no/such/folder") == []
+        assert git.list_dir(helion_clone, sha, "README.md") == []
+    short = shas[0][:10]
+    assert git.list_dir(helion_clone, short, ".github/workflows") == git.list_dir(helion_clone, shas[0],
+                                                                                 ".github/workflows")
+
+
+def test_a_tree_object_that_does_not_parse_is_left_to_git():
+    """Two entries parse; a cut-off id or a missing name end gives None (`list_dir` then runs
+    `git ls-tree` rather than return a partial list)."""
+    entry = b"100644 a.yml\0" + b"\x01" * 20 + b"40000 sub dir\0" + b"\x02" * 20
+    assert git._tree_names(entry, 20) == ["a.yml", "sub dir"]
+    assert git._tree_names(entry[:-1], 20) is None
+    assert git._tree_names(b"100644 a.yml", 20) is None
+    assert git._tree_names(b"", 20) == []

@@ -283,6 +283,20 @@ def _batch_object(path: Path, spec: str) -> tuple[str | None, bytes | None]:
     return kind, content
 
 
+def _tree_names(content: bytes, id_len: int) -> list[str] | None:
+    """The entry names of a raw tree object (``<mode> <name>\\0<id>`` repeated), in its order;
+    None when it does not parse (the caller asks git)."""
+    names, i = [], 0
+    while i < len(content):
+        sp = content.find(b" ", i)
+        nul = content.find(b"\0", sp + 1)
+        if sp < 0 or nul < 0 or nul + 1 + id_len > len(content):
+            return None
+        names.append(content[sp + 1:nul].decode("utf-8", "replace"))
+        i = nul + 1 + id_len
+    return names
+
+
 def close_readers(repo: Path | None = None) -> None:
     """Stop the batch readers (of one clone, or all): after a fetch, and at exit."""
     with _BATCH_LOCK:
@@ -313,10 +327,22 @@ def show_file(repo: Path, sha: str, path: str) -> str | None:
 
 
 def list_dir(repo: Path, sha: str, folder: str) -> list[str]:
-    """Paths of the files directly inside ``folder`` at ``sha`` ([] when it does not exist)."""
+    """Paths of the entries directly inside ``folder`` at ``sha`` ([] when it does not exist).
+
+    Read as a tree object from the clone's batch reader (a pass lists the workflows folder at
+    every window end: fifty `ls-tree` processes otherwise); `git ls-tree` when it cannot answer."""
     validate_sha(sha)
     validate_path(folder)
-    proc = _run(repo, ("ls-tree", "--name-only", sha, folder.rstrip("/") + "/"), DEFAULT_TIMEOUT_S)
+    folder = folder.rstrip("/")
+    if len(sha) == 40:  # a full SHA-1 name: the tree's entries carry 20-byte ids
+        kind, content = _batch_object(validate_repo(repo), f"{sha}:{folder}")
+        if kind == "missing" or kind == "blob":
+            return []
+        if kind == "tree" and content is not None:
+            names = _tree_names(content, 20)
+            if names is not None:
+                return [f"{folder}/{n}" for n in names]
+    proc = _run(repo, ("ls-tree", "--name-only", sha, folder + "/"), DEFAULT_TIMEOUT_S)
     if proc.returncode != 0:
         return []
     return [line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line]
