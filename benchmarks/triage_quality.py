@@ -95,6 +95,9 @@ BLIND_SETS = (
     ("v", "tests.blind_worlds_v", "211,212,213", "setV",
      "the twenty-first blind set (tests/blind_worlds_v), written blind by a helper in the session of 2026-12-08, "
      "measured first on the session's starting commit (windows ending Jun, Jul and Aug 2026)"),
+    ("w", "tests.blind_worlds_w", "221,222,223", "setW",
+     "the twenty-second blind set (tests/blind_worlds_w), written blind by a helper in the session of 2026-12-08 "
+     "(second), measured first on the session's starting commit (windows ending Jun, Jul and Aug 2026)"),
 )
 GROUPS = ("ours", *(group for _, _, _, group, _ in BLIND_SETS))
 _OUR_KINDS = {"cudagraph_flip": "cudagraph", "baselines": "baseline"}
