@@ -92,6 +92,8 @@ class Move:
     # found by both timers of the kernel together (`detect.joint`): each timer alone is under
     # the one-night bar, so ``significance`` is the two timers' together
     joint: bool = False
+    # under the one-night bar, found because both levels held long (`detect.core._held`)
+    held: bool = False
 
 
 @dataclass(frozen=True)

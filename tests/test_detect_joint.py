@@ -97,11 +97,16 @@ def _pair(seed: int, at: int | None, speed_pct: float, lat_pct: float, speed_noi
     return _series("helion_speedup_geomean", speed), _series("helion_latency_avg_ms", lat)
 
 
+# the joint rule on its own: a step held long is found by each timer's own search as well
+# (`detect.core._held`), which would leave the joint rule nothing to do on these long series
+NO_HELD = S.model_copy(update={"held_min_sigma": 0.0})
+
+
 def _joint(speed, lat):
     from service.detect.joint import joint_moves
 
-    known = [*detect_series(speed, S), *detect_series(lat, S)]
-    return known, joint_moves(speed, lat, S, known, LONG_NIGHTS)
+    known = [*detect_series(speed, NO_HELD), *detect_series(lat, NO_HELD)]
+    return known, joint_moves(speed, lat, NO_HELD, known, LONG_NIGHTS)
 
 
 @pytest.mark.parametrize("pct, speed_noise, lat_noise", [(0.10, 0.04, 0.03), (0.08, 0.03, 0.03), (0.07, 0.025, 0.025)])
@@ -215,3 +220,40 @@ def test_quiet_timers_have_no_dips_and_the_newest_night_is_never_one():
     assert sum(len(one_night_dips(*_dip(seed, 30, 0.0), S, NIGHTS)) for seed in range(30)) == 0
     speed, lat = _dip(5, N - 1, -0.15)
     assert one_night_dips(speed, lat, S, NIGHTS) == []
+
+
+@pytest.mark.parametrize("pct, speed_noise, lat_noise", [(0.10, 0.04, 0.03), (0.08, 0.03, 0.03), (0.07, 0.025, 0.025)])
+def test_a_modest_step_held_for_weeks_is_found_by_each_timers_own_search(pct, speed_noise, lat_noise):
+    """The same 7-10% steps, 40 nightlies before and 50 after: under the one-night bar (3.1
+    sigmas) on a timer, but two levels that held that long differ by many standard errors. Each
+    seed's step is found by one timer's own search (`detect.core._held`) at its night, marked
+    held where it is under the bar; the same series with the rule off (held_min_sigma = 0) miss
+    some, and flat series of the same noise give no move."""
+    found = exact = held = missed_without = 0
+    for seed in range(30):
+        speed, lat = _pair(seed, 40, -pct, pct, speed_noise, lat_noise)
+        moves = [*detect_series(speed, S), *detect_series(lat, S)]
+        near = [m for m in moves if abs(LONG_NIGHTS[m.first_bad.run_id] - 40) <= 2]
+        assert near and len(near) == len(moves), seed
+        found += 1
+        exact += any(LONG_NIGHTS[m.first_bad.run_id] == 40 for m in near)
+        held += sum(m.held for m in near)
+        assert all(m.held == (m.significance < S.min_significance) for m in near)
+        missed_without += not any(abs(LONG_NIGHTS[m.first_bad.run_id] - 40) <= 2
+                                   for m in [*detect_series(speed, NO_HELD), *detect_series(lat, NO_HELD)])
+        flat_speed, flat_lat = _pair(seed, None, 0.0, 0.0, speed_noise, lat_noise)
+        assert detect_series(flat_speed, S) == [] and detect_series(flat_lat, S) == []
+    assert found == 30 and exact >= 27 and held >= 5 and missed_without >= 5, (exact, held, missed_without)
+
+
+def test_a_small_step_or_one_held_for_a_few_nights_is_not_a_held_step():
+    """Under the bar and held only six nights, under held_min_change_pct (5%) or on raw values: no move."""
+    from service.detect.core import _held
+
+    assert _held(2.5, 40, 50, 0.0, 0.07, S, True)
+    assert not _held(2.5, 40, 6, 0.0, 0.07, S, True)  # six nights after: a person waits too
+    assert not _held(2.5, 40, 50, 0.0, 0.04, S, True)  # a 4% move
+    assert not _held(1.9, 40, 50, 0.0, 0.07, S, True)  # under held_min_sigma
+    assert not _held(2.2, 10, 10, 0.0, 0.07, S, True)  # 2.2 sigmas, ten nights each side: 3.9 standard errors
+    assert not _held(2.5, 40, 50, 0.0, 0.07, NO_HELD, True)
+    assert not _held(2.5, 40, 50, 0.0, 0.07, S, False)  # raw values (TCPD's, the joint sum): no floor to bound it

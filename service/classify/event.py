@@ -209,7 +209,8 @@ def _persistence(m: Move) -> Evidence:
     else:
         when = f"{m.state}, {nights} at the new level"
     scatter = ("σ of the two timers' scatter together (each alone is under the one-night bar)" if m.joint
-               else "σ of the series' own scatter")
+               else "σ of the series' own scatter, under the one-night bar but held for many nightlies either side"
+               if m.held else "σ of the series' own scatter")
     return Evidence("persistence", "neutral",
                     f"{m.key.metric} {m.change_pct:+.1f}% is {m.significance:.1f}{scatter}; {when}",
                     {"significance": round(m.significance, 2), "nights_after": m.nights_after, "state": m.state})

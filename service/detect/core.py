@@ -61,6 +61,7 @@ class Step:
     significance: float  # |after - before| / sigma
     end: int | None = None  # an episode: first index back at the old level (the regime ended)
     paired: bool = False  # the episode was two kept change points (out and back), not a short blip
+    held: bool = False  # under min_significance, kept because both levels held long (`_held`)
 
 
 # below this many points the full-resolution search is cheap (< 0.5 ms): no coarse pass
@@ -174,6 +175,26 @@ def _scale(x: np.ndarray, a: int, c: int, b: int, lv0: float, lv1: float, sigma:
     return max(sigma, spread)
 
 
+# the standard error of a median of n normal values is sqrt(pi / 2) sigma / sqrt(n)
+_MEDIAN_SE = math.sqrt(math.pi / 2.0)
+
+
+def _held(sig: float, n_before: int, n_after: int, before: float, after: float, s: DetectSettings,
+          log: bool) -> bool:
+    """A step under ``min_significance`` that is still plain: both levels held ``held_nights`` or
+    more, and the two medians differ by ``held_standard_errors`` of their difference. A 7% step
+    against 3% scatter is 2.3 sigmas of one night, and held for two weeks each side no person
+    reading the chart doubts it; a drift is not one (its regimes' own scatter is the scale,
+    `_scale`). Log series only: on raw values (TCPD's) there is no relative floor to bound how
+    small a held step may be, and a long noisy series splits into many. Off when
+    ``held_min_sigma`` is 0."""
+    if not log or not s.held_min_sigma or sig < s.held_min_sigma or min(n_before, n_after) < s.held_nights:
+        return False
+    if abs(math.expm1(after - before)) * 100.0 < s.held_min_change_pct:
+        return False
+    return sig / (_MEDIAN_SE * math.sqrt(1.0 / n_before + 1.0 / n_after)) >= s.held_standard_errors
+
+
 def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: bool) -> list[int]:
     """Drop, weakest first, change points whose median step is too small or insignificant.
 
@@ -190,7 +211,10 @@ def _prune(x: np.ndarray, cps: list[int], sigma: float, s: DetectSettings, log: 
     def score(i: int) -> float:  # i indexes cps; math.inf = passes
         scale = _scale(x, bounds[i], bounds[i + 1], bounds[i + 2], lv[i], lv[i + 1], sigma)
         sig = abs(lv[i + 1] - lv[i]) / scale
-        if sig < s.min_significance or not _relative_ok(lv[i], lv[i + 1], s, log):
+        if not _relative_ok(lv[i], lv[i + 1], s, log):
+            return sig
+        if sig < s.min_significance and not _held(sig, bounds[i + 1] - bounds[i], bounds[i + 2] - bounds[i + 1],
+                                                   lv[i], lv[i + 1], s, log):
             return sig
         return math.inf
 
@@ -443,7 +467,8 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) ->
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
     out = [
-        Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig) for i, c in enumerate(cps)
+        Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig, held=abs(lv[i + 1] - lv[i]) / sig < s.min_significance)
+        for i, c in enumerate(cps)
     ]
     for a, b in long_eps:  # a kept step out and one back: one episode
         before = float(_median(x[max(0, a - 2 * s.episode_nights):a]))

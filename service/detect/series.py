@@ -86,6 +86,7 @@ def detect_series(series: SeriesData, settings: DetectSettings) -> list[Move]:
                 state="provisional" if nights_after < settings.confirm_nights else "confirmed",
                 nights_after=nights_after,
                 noise_sigma=float(sigma),
+                held=st.held,
             )
         )
     moves.sort(key=lambda m: m.first_bad.date)

@@ -233,7 +233,7 @@ class EventGatherer:
         for m in group.moves:
             if move_key(m) in blips:
                 continue
-            if m.significance < min_sig and m.direction not in crowd and not m.joint:
+            if m.significance < min_sig and m.direction not in crowd and not m.joint and not m.held:
                 members[move_key(m)] = _noise(m, min_sig)
                 continue
             # in an event whose typical member stepped, a series that itself moved less than a
