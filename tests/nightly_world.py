@@ -13,6 +13,7 @@ from sqlalchemy import insert, select
 
 from service.records import DASHBOARD_METRICS
 from service.store.tables import Point, Run, Series, Track
+from tests.gitrepo import CommitSpec, build_repo
 
 BASE = {"helion_speedup_geomean": 1.6, "triton_speedup_geomean": 1.2, "torch_compile_speedup_geomean": 1.1,
         "helion_latency_avg_ms": 0.8, "compile_time_geomean_s": 12.0}
@@ -40,3 +41,17 @@ def write_world(store, shas: Sequence[str], kernels: Sequence[str], t0: datetime
                      value=BASE[sr.metric] * factor(i, kernel_of[sr.track_id], sr.metric) * (1 + rng.gauss(0, 0.01)))
                 for sr in series for i, pk in enumerate(pks)]
         s.execute(insert(Point), rows)
+
+
+def nightly_repo(path, t0: datetime, nights: int, planted: Callable[[int, datetime], Sequence[CommitSpec]],
+                 first: Sequence[CommitSpec] = ()) -> list[str]:
+    """A Helion-like repository with one docs commit a night (at ``t0 + i days - 2 h``: the sha
+    nightly ``i`` runs) after the commits ``planted(i, when)`` lands that night; ``first``: commits
+    before night 0. Returns the nightlies' shas, one a night, for `write_world`."""
+    commits = list(first)
+    for i in range(nights):
+        when = t0 + timedelta(days=i) - timedelta(hours=2)
+        commits += planted(i, when)
+        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
+    shas = build_repo(path, commits)
+    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]

@@ -17,8 +17,8 @@ import pytest
 from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
 from service.store.alert_reads import list_alerts
-from tests.gitrepo import CommitSpec, build_repo
-from tests.nightly_world import write_world
+from tests.gitrepo import CommitSpec
+from tests.nightly_world import nightly_repo, write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP = 44, 20
@@ -27,15 +27,8 @@ CULPRIT = "[compiler] Rework softmax reductions (#902)"
 
 
 def _repo(path) -> list[str]:
-    commits = []
-    for i in range(NIGHTS):
-        when = T0 + timedelta(days=i) - timedelta(hours=2)
-        if i == STEP:
-            commits.append(CommitSpec(CULPRIT, when - timedelta(hours=3),
-                                      {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40}))
-        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
-    shas = build_repo(path, commits)
-    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
+    return nightly_repo(path, T0, NIGHTS, lambda i, when: [CommitSpec(
+        CULPRIT, when - timedelta(hours=3), {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40})] if i == STEP else [])
 
 
 def _world(store, shas: list[str]) -> None:

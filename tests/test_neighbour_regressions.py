@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
 from service.store.alert_reads import list_alerts
-from tests.gitrepo import CommitSpec, build_repo
-from tests.nightly_world import write_world
+from tests.gitrepo import CommitSpec
+from tests.nightly_world import nightly_repo, write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP = 40, 28
@@ -28,18 +28,15 @@ REDUCTION = "Rework persistent reduction strategy (#1460)"
 def _repo(path) -> list[str]:
     """A docs commit a night; the matmul commit lands just before nightly STEP, the reduction
     commit just before STEP + 1."""
-    commits = []
-    for i in range(NIGHTS):
-        when = T0 + timedelta(days=i) - timedelta(hours=2)
+    def planted(i: int, when: datetime) -> list[CommitSpec]:
         if i == STEP:
-            commits.append(CommitSpec(MATMUL, when - timedelta(hours=3),
-                                      {"helion/language/matmul_ops.py": "x = 2\n" * 40}))
+            return [CommitSpec(MATMUL, when - timedelta(hours=3), {"helion/language/matmul_ops.py": "x = 2\n" * 40})]
         if i == STEP + 1:
-            commits.append(CommitSpec(REDUCTION, when - timedelta(hours=3),
-                                      {"helion/_compiler/reduction_strategy.py": "y = 2\n" * 40}))
-        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
-    shas = build_repo(path, commits)
-    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
+            return [CommitSpec(REDUCTION, when - timedelta(hours=3),
+                               {"helion/_compiler/reduction_strategy.py": "y = 2\n" * 40})]
+        return []
+
+    return nightly_repo(path, T0, NIGHTS, planted)
 
 
 def _factor(i: int, kernel: str, metric: str) -> float:

@@ -16,7 +16,7 @@ from service.pipeline.detect_pass import detect_pass
 from service.store.alert_reads import list_alerts
 from tests.gitrepo import CommitSpec, build_repo
 from tests.helion_files import render_run_py
-from tests.nightly_world import write_world
+from tests.nightly_world import nightly_repo, write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP, BACK = 40, 28, 31
@@ -32,20 +32,19 @@ def _repo(path, culprit: str = CULPRIT, culprit_file: str = "helion/_compiler/re
           decoy: bool = False, revert_night: int | None = BACK) -> list[str]:
     """One commit a night; the change lands before STEP and is reverted before BACK (with a
     ``decoy``: a louder commit naming the moved kernels lands beside it and stays)."""
-    commits = []
-    for i in range(NIGHTS):
-        when = T0 + timedelta(days=i) - timedelta(hours=2)
+    def planted(i: int, when: datetime) -> list[CommitSpec]:
+        out = []
         if i == STEP:
-            commits.append(CommitSpec(culprit, when - timedelta(hours=3), {culprit_file: "x = 2\n" * 40}))
+            out.append(CommitSpec(culprit, when - timedelta(hours=3), {culprit_file: "x = 2\n" * 40}))
             if decoy:
-                commits.append(CommitSpec(DECOY, when - timedelta(hours=2),
-                                          {"helion/_compiler/triton/tiling.py": "y = 2\n" * 60}))
+                out.append(CommitSpec(DECOY, when - timedelta(hours=2),
+                                      {"helion/_compiler/triton/tiling.py": "y = 2\n" * 60}))
         if i == revert_night:
-            commits.append(CommitSpec(f'Revert "{culprit}" (#910)', when - timedelta(hours=3),
-                                      {culprit_file: "x = 1\n" * 40}))
-        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
-    shas = build_repo(path, commits)
-    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
+            out.append(CommitSpec(f'Revert "{culprit}" (#910)', when - timedelta(hours=3),
+                                  {culprit_file: "x = 1\n" * 40}))
+        return out
+
+    return nightly_repo(path, T0, NIGHTS, planted)
 
 
 def _world(store, shas: list[str], moved: tuple[str, ...], back: int = BACK) -> None:

@@ -11,9 +11,9 @@ from service.config import load_settings
 from service.pipeline.detect_pass import detect_pass
 from service.pipeline.investigate import Question, investigate
 from service.store.alert_reads import list_alerts
-from tests.gitrepo import CommitSpec, build_repo
+from tests.gitrepo import CommitSpec
 from tests.helion_files import DISPATCH_PATH, render_dispatch_yml
-from tests.nightly_world import write_world
+from tests.nightly_world import nightly_repo, write_world
 
 T0 = datetime(2026, 3, 1, 8, 0)
 NIGHTS, STEP = 40, 28
@@ -27,21 +27,19 @@ def _dispatch(image: str) -> str:
 def _repo(path, new_image: str | None = None) -> list[str]:
     """One commit a night; the step's window also holds a harness edit and a compiler change,
     or (``new_image``) a compiler change and h100's new CUDA image."""
-    commits = [CommitSpec("CI: benchmark dispatch", T0 - timedelta(days=1),
-                          {DISPATCH_PATH: _dispatch("nvidia/cuda:12.9.1-devel-ubuntu24.04")})]
-    for i in range(NIGHTS):
-        when = T0 + timedelta(days=i) - timedelta(hours=2)
+    def planted(i: int, when: datetime) -> list[CommitSpec]:
         if i == STEP and new_image:
-            commits.append(CommitSpec("[CI] Bump the H100 image (#900)", when - timedelta(hours=3),
-                                      {DISPATCH_PATH: _dispatch(new_image)}))
-        elif i == STEP:
-            commits.append(CommitSpec("Fix the benchmark harness for new examples (#901)", when - timedelta(hours=3),
-                                      {"benchmarks/run.py": "KERNEL_MAPPINGS = {}\n# harness\n"}))
-            commits.append(CommitSpec("[compiler] Rework norm reductions (#902)", when - timedelta(hours=2),
-                                      {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40}))
-        commits.append(CommitSpec(f"docs: night {i}", when, {"docs/night.md": f"{i}\n"}))
-    shas = build_repo(path, commits)
-    return [sha for sha, c in zip(shas, commits) if c.subject.startswith("docs: night")]
+            return [CommitSpec("[CI] Bump the H100 image (#900)", when - timedelta(hours=3),
+                               {DISPATCH_PATH: _dispatch(new_image)})]
+        if i == STEP:
+            return [CommitSpec("Fix the benchmark harness for new examples (#901)", when - timedelta(hours=3),
+                               {"benchmarks/run.py": "KERNEL_MAPPINGS = {}\n# harness\n"}),
+                    CommitSpec("[compiler] Rework norm reductions (#902)", when - timedelta(hours=2),
+                               {"helion/_compiler/reduction_strategy.py": "x = 2\n" * 40})]
+        return []
+
+    return nightly_repo(path, T0, NIGHTS, planted, first=[CommitSpec(
+        "CI: benchmark dispatch", T0 - timedelta(days=1), {DISPATCH_PATH: _dispatch("nvidia/cuda:12.9.1-devel-ubuntu24.04")})])
 
 
 def _world(store, shas: list[str], speedup_only: tuple[str, ...], both: tuple[str, ...]) -> None:
