@@ -65,13 +65,13 @@ def pool_scores(own: dict[int, dict[str, float]], own_cause_ratio: float) -> dic
     both timers while its baselines stayed flat, the night a baseline pin moved every other
     platform) and keeps its own verdict: it is left out of the sum, and the sum is taken again."""
     keep = dict(own)
+    apart = math.log(own_cause_ratio)
     while len(keep) >= 2:
         total: dict[str, float] = {}
         for scores in keep.values():
             for cause, v in scores.items():
                 total[cause] = total.get(cause, 0.0) + v
         shared = best_cause(total)
-        apart = math.log(own_cause_ratio)
         out = {gid: s for gid, s in keep.items() if max(s.values()) - s.get(shared, -math.inf) >= apart}
         if not out:
             return {gid: dict(total) for gid in keep}

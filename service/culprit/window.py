@@ -176,10 +176,10 @@ def with_lines(repo: Path | None, window: CommitWindow, shas: Iterable[str],
                                *(git.validate_sha(s) for s in todo), "--", *(f":(literal){p}" for p in paths))
         except BenchwatchError:
             text = ""
-        else:  # a commit that touched none of ``paths`` is not listed: it changed 0 of their lines
-            _LINES.update({(key, s, paths): {} for s in todo} if paths else {})
         if len(_LINES) > 50_000:
             _LINES.clear()
+        if text and paths:  # a commit that touched none of ``paths`` is not listed: 0 of their lines
+            _LINES.update({(key, s, paths): {} for s in todo})
         for c in _parse_log(text)[0]:
             _LINES[(key, c.full_sha, paths)] = dict(zip(c.files, c.lines))
     commits = tuple(

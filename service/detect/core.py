@@ -466,10 +466,10 @@ def steps(x: np.ndarray, s: DetectSettings, *, log: bool, worse: float = 0.0) ->
     cps = _tail(x, cps, sig, s, log)
     cps = _unpinned(x, cps, s.min_size)
     lv = _levels(x, cps)
-    out = [
-        Step(c, lv[i], lv[i + 1], abs(lv[i + 1] - lv[i]) / sig, held=abs(lv[i + 1] - lv[i]) / sig < s.min_significance)
-        for i, c in enumerate(cps)
-    ]
+    out = []
+    for i, c in enumerate(cps):
+        z = abs(lv[i + 1] - lv[i]) / sig
+        out.append(Step(c, lv[i], lv[i + 1], z, held=z < s.min_significance))
     for a, b in long_eps:  # a kept step out and one back: one episode
         before = float(_median(x[max(0, a - 2 * s.episode_nights):a]))
         inner = float(_median(x[a:b]))

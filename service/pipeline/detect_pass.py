@@ -170,8 +170,9 @@ class Stages:
         w = self.window(move)
         p = move.key.platform_short
         source = move.key.source
+        code = self.rules.shared.code_paths
         return self._kept(w, ("ranked", p, kernels, source, autotune), lambda: tuple(self._rank.rank_commits(
-            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas, self.rules.shared.code_paths),
+            w, p, kernels, self.rules, lines_for=lambda shas: self._with_lines(self.repo, w, shas, code),
             source=source, autotune=autotune)))
 
     def change_commits(self, move: Move, suite: str | None = None):

@@ -267,7 +267,8 @@ class EventGatherer:
             return c
         kernels = tuple(sorted({x.key.kernel for x in group.moves if x.first_bad.run_id == m.first_bad.run_id}))
         ranked = tuple(self.stages.ranked(m, kernels, autotuning))
-        return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th), candidates=ranked[:CANDIDATES_SHOWN])
+        return replace(c, culprit=reported_culprit(ranked[0] if ranked else None, self.th),
+                       candidates=ranked[:CANDIDATES_SHOWN])
 
 
 def _reverted_first(ranked: tuple[RankedCommit, ...], revert: Revert) -> tuple[RankedCommit, ...]:
