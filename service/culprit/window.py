@@ -171,16 +171,17 @@ def with_lines(repo: Path | None, window: CommitWindow, shas: Iterable[str],
     todo = [c.full_sha for c in window.commits if c.full_sha in wanted and (key, c.full_sha, paths) not in _LINES]
     if todo:
         try:
-            text = git.run_git(repo, "log", "--no-walk=unsorted", "--diff-merges=first-parent",
-                               f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--numstat",
-                               *(git.validate_sha(s) for s in todo), "--", *(f":(literal){p}" for p in paths))
+            text: str | None = git.run_git(repo, "log", "--no-walk=unsorted", "--diff-merges=first-parent",
+                                           f"--format={_REC}%H{_FLD}%P{_FLD}%cI{_FLD}%s", "--numstat",
+                                           *(git.validate_sha(s) for s in todo), "--",
+                                           *(f":(literal){p}" for p in paths))
         except BenchwatchError:
-            text = ""
+            text = None
         if len(_LINES) > 50_000:
             _LINES.clear()
-        if text and paths:  # a commit that touched none of ``paths`` is not listed: 0 of their lines
+        if text is not None and paths:  # a commit that touched none of ``paths`` is not listed: 0 of their lines
             _LINES.update({(key, s, paths): {} for s in todo})
-        for c in _parse_log(text)[0]:
+        for c in _parse_log(text or "")[0]:
             _LINES[(key, c.full_sha, paths)] = dict(zip(c.files, c.lines))
     commits = tuple(
         dataclasses.replace(c, lines=tuple(got.get(f) for f in c.files))
